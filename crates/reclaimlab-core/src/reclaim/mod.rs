@@ -1,0 +1,1 @@
+//! Reclaim (under construction)

@@ -1,0 +1,391 @@
+//! Scenario: the validated description of one simulation run.
+//!
+//! This file holds the *types* and their defaults, the one place where every default is written
+//! down. Parsing (TOML with spans, units, precise errors) lives in `parse.rs`; turning a scenario
+//! back into TOML for `--show-defaults` lives in `show.rs`; unit parsing in `units.rs`.
+//!
+//! All sizes are bytes, all times are nanoseconds, after parsing.
+
+pub mod parse;
+pub mod show;
+pub mod units;
+
+pub use parse::{parse_file, parse_str, ScenarioError};
+
+pub const KIB: u64 = 1024;
+pub const MIB: u64 = 1024 * KIB;
+pub const GIB: u64 = 1024 * MIB;
+pub const NS_PER_US: u64 = 1_000;
+pub const NS_PER_MS: u64 = 1_000_000;
+pub const NS_PER_SEC: u64 = 1_000_000_000;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scenario {
+    /// Free-form name (defaults to the file stem).
+    pub name: String,
+    pub sim: SimConfig,
+    pub host: HostConfig,
+    pub sysctl: Sysctl,
+    pub swap: SwapDevice,
+    pub disk: DiskDevice,
+    pub writeback: WritebackConfig,
+    pub cost: CostModel,
+    pub oom: OomConfig,
+    pub policy: PolicyConfig,
+    pub workloads: Vec<Workload>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimConfig {
+    /// Scenario seed; `--seed` overrides it.
+    pub seed: u64,
+    /// Stop at this simulated time. `None`: run until every workload has exited.
+    pub duration_ns: Option<u64>,
+    /// Fixed simulated interval between time-series samples.
+    pub sample_interval_ns: u64,
+    /// Hard cap on simulated time when `duration` is not given (guards against a workload that never ends).
+    pub max_duration_ns: u64,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        SimConfig {
+            seed: 1,
+            duration_ns: None,
+            sample_interval_ns: 100 * NS_PER_MS,
+            max_duration_ns: 3600 * NS_PER_SEC,
+        }
+    }
+}
+
+/// QEMU machine type: decides how much RAM sits below 4 GiB (DMA32) versus above (Normal).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MachineType {
+    /// q35: guests with more than 2.75 GiB get 2 GiB below 4 GiB.
+    Q35,
+    /// i440fx (`pc`): guests with 3.5 GiB or more get 3 GiB below 4 GiB.
+    I440fx,
+}
+
+impl MachineType {
+    pub const NAMES: &'static [&'static str] = &["q35", "i440fx"];
+    pub fn name(self) -> &'static str {
+        match self {
+            MachineType::Q35 => "q35",
+            MachineType::I440fx => "i440fx",
+        }
+    }
+    pub fn from_name(s: &str) -> Option<Self> {
+        match s {
+            "q35" => Some(MachineType::Q35),
+            "i440fx" => Some(MachineType::I440fx),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostConfig {
+    /// RAM given to the machine (ignored when `zoneinfo` is set).
+    pub ram_bytes: u64,
+    pub cpus: u32,
+    /// THP enabled (`always` or `madvise`): raises the default min_free_kbytes (core-mm §2.1).
+    pub thp: bool,
+    pub machine: MachineType,
+    /// Explicit RAM below 4 GiB, overriding the machine type's rule.
+    pub lowmem_bytes: Option<u64>,
+    /// A captured `/proc/zoneinfo`: zones, spanned/present/managed pages are taken from it.
+    /// Stored as given in the scenario; resolved relative to the scenario file's directory.
+    pub zoneinfo: Option<String>,
+}
+
+impl Default for HostConfig {
+    fn default() -> Self {
+        HostConfig {
+            ram_bytes: 4 * GIB,
+            cpus: 2,
+            thp: true,
+            machine: MachineType::Q35,
+            lowmem_bytes: None,
+            zoneinfo: None,
+        }
+    }
+}
+
+/// `vm.*` sysctls. `None` means "the kernel's computed default".
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sysctl {
+    pub min_free_kbytes: Option<u64>,
+    /// 1..=3000
+    pub watermark_scale_factor: u64,
+    /// One ratio per zone: DMA, DMA32, Normal, Movable (Device is always 0).
+    pub lowmem_reserve_ratio: [u64; 4],
+    /// 0..=200
+    pub swappiness: u64,
+}
+
+impl Default for Sysctl {
+    fn default() -> Self {
+        Sysctl {
+            min_free_kbytes: None,
+            watermark_scale_factor: 10,
+            lowmem_reserve_ratio: [256, 256, 32, 0],
+            swappiness: 60,
+        }
+    }
+}
+
+/// The swap device: size 0 means no swap. Latency + bandwidth model, FIFO queue.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SwapDevice {
+    pub size_bytes: u64,
+    pub read_latency_ns: u64,
+    pub write_latency_ns: u64,
+    /// Bytes per second, shared by reads and writes.
+    pub bandwidth_bytes_per_sec: u64,
+}
+
+impl Default for SwapDevice {
+    fn default() -> Self {
+        SwapDevice {
+            size_bytes: 0,
+            read_latency_ns: 80 * NS_PER_US,
+            write_latency_ns: 40 * NS_PER_US,
+            bandwidth_bytes_per_sec: GIB,
+        }
+    }
+}
+
+/// The block device behind files (page cache misses and writeback).
+#[derive(Debug, Clone, PartialEq)]
+pub struct DiskDevice {
+    pub read_latency_ns: u64,
+    pub write_latency_ns: u64,
+    pub bandwidth_bytes_per_sec: u64,
+    /// Pages read per sequential read-ahead request.
+    pub readahead_pages: u64,
+}
+
+impl Default for DiskDevice {
+    fn default() -> Self {
+        DiskDevice {
+            read_latency_ns: 100 * NS_PER_US,
+            write_latency_ns: 50 * NS_PER_US,
+            bandwidth_bytes_per_sec: GIB,
+            readahead_pages: 32,
+        }
+    }
+}
+
+/// Dirty page-cache limits and the flusher (core-mm §10.2 item 5: an abstraction).
+#[derive(Debug, Clone, PartialEq)]
+pub struct WritebackConfig {
+    /// `vm.dirty_background_ratio`: the flusher starts above this % of available memory.
+    pub dirty_background_ratio: u64,
+    /// `vm.dirty_ratio`: writers are throttled above this % of available memory.
+    pub dirty_ratio: u64,
+}
+
+impl Default for WritebackConfig {
+    fn default() -> Self {
+        WritebackConfig {
+            dirty_background_ratio: 10,
+            dirty_ratio: 20,
+        }
+    }
+}
+
+/// Simulated CPU cost of each operation. Every figure here is an abstraction (core-mm §9 [EST]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CostModel {
+    /// User access to a resident anonymous page.
+    pub anon_touch_ns: u64,
+    /// First-touch anonymous fault: allocate and zero a page.
+    pub anon_fault_ns: u64,
+    /// Minor fault on a swap-cache hit.
+    pub swapcache_fault_ns: u64,
+    /// Kernel path of a major (swap-in) fault, excluding device time.
+    pub major_fault_ns: u64,
+    /// Buffered read/write of one page that hits the page cache.
+    pub file_hit_ns: u64,
+    /// Adding one page to the page cache on a miss, excluding device time.
+    pub file_miss_ns: u64,
+    /// Isolating and judging one unmapped page on an LRU list.
+    pub scan_unmapped_ns: u64,
+    /// Isolating and judging one mapped page (rmap walk, young bit, unmap).
+    pub scan_mapped_ns: u64,
+    /// Submitting one page for swap-out (add_to_swap, unmap, bio).
+    pub swapout_submit_ns: u64,
+    /// Freeing one page back to the allocator.
+    pub free_page_ns: u64,
+    /// Fixed cost of one allocation-path slow-path entry (wakeups, zonelist walk).
+    pub slowpath_ns: u64,
+}
+
+impl Default for CostModel {
+    fn default() -> Self {
+        CostModel {
+            anon_touch_ns: 20,
+            anon_fault_ns: 1_000,
+            swapcache_fault_ns: 1_000,
+            major_fault_ns: 5_000,
+            file_hit_ns: 300,
+            file_miss_ns: 1_000,
+            scan_unmapped_ns: 300,
+            scan_mapped_ns: 1_500,
+            swapout_submit_ns: 2_000,
+            free_page_ns: 100,
+            slowpath_ns: 1_000,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct OomConfig {
+    /// May the OOM killer kill a workload? If false, a scenario whose workloads cannot fit in
+    /// RAM + swap is rejected up front.
+    pub allowed: bool,
+    /// Delay between the kill and the oom_reaper freeing the victim's memory.
+    pub reaper_delay_ns: u64,
+}
+
+impl Default for OomConfig {
+    fn default() -> Self {
+        OomConfig {
+            allowed: true,
+            reaper_delay_ns: NS_PER_MS,
+        }
+    }
+}
+
+/// kswapd's "is the node balanced" rule. More variants arrive with the high-order work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KswapdBalance {
+    /// Linux 6.1 `pgdat_balanced`: any eligible zone above high (+ lowmem_reserve) at the order.
+    V6_1,
+}
+
+impl KswapdBalance {
+    pub const NAMES: &'static [&'static str] = &["v6.1"];
+    pub fn name(self) -> &'static str {
+        match self {
+            KswapdBalance::V6_1 => "v6.1",
+        }
+    }
+    pub fn from_name(s: &str) -> Option<Self> {
+        match s {
+            "v6.1" => Some(KswapdBalance::V6_1),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct PolicyConfig {
+    pub kswapd_balance: KswapdBalance,
+}
+
+impl Default for PolicyConfig {
+    fn default() -> Self {
+        PolicyConfig {
+            kswapd_balance: KswapdBalance::V6_1,
+        }
+    }
+}
+
+/// One process. It has an anonymous-memory thread, a file-I/O thread, or both ("mix").
+#[derive(Debug, Clone, PartialEq)]
+pub struct Workload {
+    pub name: String,
+    pub start_ns: u64,
+    /// Exit at start + duration even if the passes are not done. `None`: run to completion.
+    pub duration_ns: Option<u64>,
+    /// -1000..=1000; -1000 is never OOM-killed.
+    pub oom_score_adj: i32,
+    pub anon: Option<AnonSpec>,
+    pub file: Option<FileSpec>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum AccessPattern {
+    Sequential,
+    Random,
+    /// Zipf over the pages with exponent `alpha`; page 0 hottest.
+    Zipf { alpha: f64 },
+}
+
+impl AccessPattern {
+    pub const NAMES: &'static [&'static str] = &["sequential", "random", "zipf"];
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct AnonSpec {
+    pub size_bytes: u64,
+    pub pattern: AccessPattern,
+    /// How many times the whole region is touched (each pass = `size / 4 KiB` accesses).
+    pub passes: u64,
+    /// Fraction of accesses that write (dirty the page). Anonymous pages are dirty after first touch anyway.
+    pub write_fraction: f64,
+    /// Sleep after the passes, holding the memory, before exiting.
+    pub hold_ns: u64,
+}
+
+impl Default for AnonSpec {
+    fn default() -> Self {
+        AnonSpec {
+            size_bytes: 0,
+            pattern: AccessPattern::Sequential,
+            passes: 1,
+            write_fraction: 1.0,
+            hold_ns: 0,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileOp {
+    Read,
+    Write,
+}
+
+impl FileOp {
+    pub const NAMES: &'static [&'static str] = &["read", "write"];
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileSpec {
+    pub size_bytes: u64,
+    pub op: FileOp,
+    /// Sequential passes over the file.
+    pub passes: u64,
+    pub hold_ns: u64,
+}
+
+impl Default for FileSpec {
+    fn default() -> Self {
+        FileSpec {
+            size_bytes: 0,
+            op: FileOp::Read,
+            passes: 1,
+            hold_ns: 0,
+        }
+    }
+}
+
+impl Default for Scenario {
+    fn default() -> Self {
+        Scenario {
+            name: "scenario".to_string(),
+            sim: SimConfig::default(),
+            host: HostConfig::default(),
+            sysctl: Sysctl::default(),
+            swap: SwapDevice::default(),
+            disk: DiskDevice::default(),
+            writeback: WritebackConfig::default(),
+            cost: CostModel::default(),
+            oom: OomConfig::default(),
+            policy: PolicyConfig::default(),
+            workloads: Vec::new(),
+        }
+    }
+}

@@ -1,0 +1,1 @@
+//! Workloads (under construction)
