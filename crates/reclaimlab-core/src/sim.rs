@@ -48,6 +48,8 @@ pub enum SimError {
     Config(String),
     /// An invariant check failed (a simulator bug); the message says which and when.
     Invariant(String),
+    /// The progress callback asked to stop (e.g. Ctrl-C).
+    Interrupted,
 }
 
 impl std::fmt::Display for SimError {
@@ -55,17 +57,19 @@ impl std::fmt::Display for SimError {
         match self {
             SimError::Config(m) => write!(f, "configuration error: {m}"),
             SimError::Invariant(m) => write!(f, "invariant violated: {m}"),
+            SimError::Interrupted => write!(f, "interrupted"),
         }
     }
 }
 
 impl std::error::Error for SimError {}
 
-/// Run one scenario to completion. `progress(now_ns, end_ns)` is called now and then.
+/// Run one scenario to completion. `progress(now_ns, end_ns)` is called now and then (about
+/// every few milliseconds of wall time); returning `false` stops the run with `Interrupted`.
 pub fn run(
     scenario: &Scenario,
     opts: &RunOptions,
-    progress: &mut dyn FnMut(u64, u64),
+    progress: &mut dyn FnMut(u64, u64) -> bool,
 ) -> Result<RunOutput, SimError> {
     let _ = (scenario, opts, progress);
     todo!("engine under construction")
