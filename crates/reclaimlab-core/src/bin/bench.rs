@@ -1,1 +1,113 @@
-fn main() {}
+//! `reclaimlab-bench`: runs scenarios in this process and reports simulator speed.
+//!
+//! Usage: reclaimlab-bench [--seed N] [--verbose] SCENARIO.toml...
+//! For each scenario: simulated page operations per second (page accesses by workloads plus
+//! pages scanned, freed and allocated by the kernel side), simulated-time/wall-time ratio, and
+//! the process's peak resident memory.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use reclaimlab_core::scenario::parse_file;
+use reclaimlab_core::{run, RunOptions};
+
+fn peak_rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1).map(|v| v.parse().unwrap_or(0)))
+        })
+        .unwrap_or(0)
+}
+
+fn main() -> ExitCode {
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let mut seed = None;
+    let verbose = args.iter().any(|a| a == "--verbose");
+    args.retain(|a| a != "--verbose");
+    if let Some(i) = args.iter().position(|a| a == "--seed") {
+        if i + 1 >= args.len() {
+            eprintln!("error: --seed needs a value");
+            return ExitCode::from(2);
+        }
+        seed = args[i + 1].parse().ok();
+        args.drain(i..=i + 1);
+    }
+    if args.is_empty() {
+        eprintln!("usage: reclaimlab-bench [--seed N] SCENARIO.toml...");
+        return ExitCode::from(2);
+    }
+    println!(
+        "{:<28} {:>10} {:>10} {:>14} {:>12} {:>12} {:>10}",
+        "scenario", "sim_s", "wall_s", "page_ops", "Mops/s", "sim/wall", "peak_MiB"
+    );
+    for a in &args {
+        let scn = match parse_file(Path::new(a)) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("{e}");
+                return ExitCode::from(2);
+            }
+        };
+        let opts = RunOptions {
+            seed,
+            ..Default::default()
+        };
+        let out = match run(&scn, &opts, &mut |_, _| true) {
+            Ok(o) => o,
+            Err(e) => {
+                eprintln!("{a}: {e}");
+                return ExitCode::from(1);
+            }
+        };
+        let c = |n: &str| {
+            out.counters
+                .iter()
+                .find(|(k, _)| k == n)
+                .map(|(_, v)| *v)
+                .unwrap_or(0)
+        };
+        let summary: serde_json::Value = serde_json::from_str(&out.summary_json).unwrap();
+        let accesses: u64 = summary["threads"]
+            .as_array()
+            .map(|t| t.iter().map(|x| x["accesses"].as_u64().unwrap_or(0)).sum())
+            .unwrap_or(0);
+        let allocs: u64 = [
+            "pgalloc_dma",
+            "pgalloc_dma32",
+            "pgalloc_normal",
+            "pgalloc_movable",
+        ]
+        .iter()
+        .map(|n| c(n))
+        .sum();
+        let ops = accesses
+            + allocs
+            + c("pgfree")
+            + c("pgscan_kswapd")
+            + c("pgscan_direct")
+            + c("pgrefill");
+        let sim_s = summary["sim_time_ns"].as_u64().unwrap_or(0) as f64 / 1e9;
+        let wall_s = out.wall_ns as f64 / 1e9;
+        println!(
+            "{:<28} {:>10.3} {:>10.3} {:>14} {:>12.1} {:>12.2} {:>10.1}",
+            scn.name,
+            sim_s,
+            wall_s,
+            ops,
+            ops as f64 / wall_s / 1e6,
+            sim_s / wall_s,
+            peak_rss_kib() as f64 / 1024.0
+        );
+        if verbose {
+            println!(
+                "  stop: {}  headline: {}",
+                summary["stop_reason"], summary["headline"]
+            );
+            println!("  threads: {}", summary["threads"]);
+        }
+    }
+    ExitCode::SUCCESS
+}

@@ -1,1 +1,366 @@
-//! (under construction)
+//! The buddy allocator of one zone (core-mm §1.4, §1.6): free lists per order and migratetype,
+//! split on allocation, merge on free, migratetype fallback with pageblock stealing.
+//!
+//! Free blocks are linked through `Frames::prev/next` at their head frame, which carries
+//! `pg::BUDDY` and, in `Frames::order`, its order and the migratetype list it is on. Pageblock migratetypes live in a byte per
+//! pageblock owned by the node (`pageblock_mt`, indexed by `pfn >> PAGEBLOCK_ORDER`).
+//!
+//! Abstraction (core-mm §10.2): no per-CPU page lists; a freed page goes straight to the buddy.
+
+use super::frames::{pg, Frames, List, NIL};
+use super::watermark::{
+    MIGRATE_HIGHATOMIC, MIGRATE_MOVABLE, MIGRATE_RECLAIMABLE, MIGRATE_TYPES, MIGRATE_UNMOVABLE,
+};
+use super::{MAX_ORDER, PAGEBLOCK_ORDER};
+
+const PAGEBLOCK_PAGES: u32 = 1 << PAGEBLOCK_ORDER;
+
+/// Fallback order per requested migratetype (`fallbacks[]`).
+const FALLBACKS: [[usize; 2]; 3] = [
+    [MIGRATE_RECLAIMABLE, MIGRATE_MOVABLE],   // UNMOVABLE
+    [MIGRATE_RECLAIMABLE, MIGRATE_UNMOVABLE], // MOVABLE
+    [MIGRATE_UNMOVABLE, MIGRATE_MOVABLE],     // RECLAIMABLE
+];
+
+#[derive(Debug, Clone)]
+pub struct FreeArea {
+    /// Zone frame range [start, end); `start` is aligned to 2^(MAX_ORDER-1).
+    pub start: u32,
+    pub end: u32,
+    pub lists: [[List; MIGRATE_TYPES]; MAX_ORDER],
+    /// Free blocks per order and migratetype (`free_area[o].nr_free`, split by type).
+    pub nr_free: [[u64; MIGRATE_TYPES]; MAX_ORDER],
+    /// NR_FREE_PAGES of the zone (pages in buddy blocks).
+    pub free_pages: u64,
+}
+
+#[inline]
+fn pageblock_of(pfn: u32) -> usize {
+    (pfn >> PAGEBLOCK_ORDER) as usize
+}
+
+impl FreeArea {
+    pub fn new(start: u32, end: u32) -> FreeArea {
+        debug_assert_eq!(start % (1 << (MAX_ORDER - 1)), 0);
+        FreeArea {
+            start,
+            end,
+            lists: [[List::default(); MIGRATE_TYPES]; MAX_ORDER],
+            nr_free: [[0; MIGRATE_TYPES]; MAX_ORDER],
+            free_pages: 0,
+        }
+    }
+
+    /// Blocks of each order over all migratetypes (`/proc/buddyinfo`).
+    pub fn nr_free_total(&self) -> [u64; MAX_ORDER] {
+        let mut out = [0; MAX_ORDER];
+        for (o, n) in out.iter_mut().enumerate() {
+            *n = self.nr_free[o].iter().sum();
+        }
+        out
+    }
+
+    #[inline]
+    fn add_block(&mut self, fr: &mut Frames, pfn: u32, order: usize, mt: usize, tail: bool) {
+        fr.flags[pfn as usize] = pg::BUDDY;
+        fr.order[pfn as usize] = order as u8 | ((mt as u8) << 4);
+        if tail {
+            self.lists[order][mt].push_tail(fr, pfn);
+        } else {
+            self.lists[order][mt].push_head(fr, pfn);
+        }
+        self.nr_free[order][mt] += 1;
+    }
+
+    #[inline]
+    fn del_block(&mut self, fr: &mut Frames, pfn: u32, order: usize, mt: usize) {
+        self.lists[order][mt].remove(fr, pfn);
+        self.nr_free[order][mt] -= 1;
+        fr.flags[pfn as usize] = 0;
+        fr.order[pfn as usize] = 0;
+    }
+
+    /// The migratetype list a free block head is on. It can differ from its pageblock's type
+    /// after a partial steal, so it is stored with the order: low nibble order, bits 4-5 type.
+    #[inline]
+    fn list_mt_of(fr: &Frames, pfn: u32) -> usize {
+        (fr.order[pfn as usize] >> 4) as usize
+    }
+
+    #[inline]
+    fn is_free_head(&self, fr: &Frames, pfn: u32, order: usize) -> bool {
+        pfn >= self.start
+            && pfn < self.end
+            && fr.flags[pfn as usize] & pg::BUDDY != 0
+            && (fr.order[pfn as usize] & 0x0f) as usize == order
+    }
+
+    /// `__free_one_page`: free a block of 2^order pages at `pfn` and merge it with its buddies.
+    pub fn free(&mut self, fr: &mut Frames, pageblock_mt: &[u8], pfn: u32, order: usize) {
+        let mt = pageblock_mt[pageblock_of(pfn)] as usize;
+        self.free_pages += 1 << order;
+        let mut pfn = pfn;
+        let mut order = order;
+        while order < MAX_ORDER - 1 {
+            let buddy = pfn ^ (1 << order);
+            if !self.is_free_head(fr, buddy, order) {
+                break;
+            }
+            if order >= PAGEBLOCK_ORDER as usize {
+                let bmt = pageblock_mt[pageblock_of(buddy)] as usize;
+                if mt != bmt && (mt >= MIGRATE_HIGHATOMIC || bmt >= MIGRATE_HIGHATOMIC) {
+                    break;
+                }
+            }
+            let bl = Self::list_mt_of(fr, buddy);
+            self.del_block(fr, buddy, order, bl);
+            pfn &= buddy;
+            order += 1;
+        }
+        // Queue at the tail when the next-larger merge is likely, so the block stays unused longer.
+        let mut tail = false;
+        if order < MAX_ORDER - 2 {
+            let combined = pfn & !(1 << order);
+            let higher_buddy = combined ^ (1 << (order + 1));
+            tail = self.is_free_head(fr, higher_buddy, order + 1);
+        }
+        self.add_block(fr, pfn, order, mt, tail);
+    }
+
+    /// Give a range of frames to the allocator at boot, as the largest aligned blocks.
+    pub fn free_range(&mut self, fr: &mut Frames, pageblock_mt: &[u8], start: u32, end: u32) {
+        let mut pfn = start;
+        while pfn < end {
+            let mut order = MAX_ORDER - 1;
+            while order > 0 && (pfn % (1 << order) != 0 || pfn + (1 << order) > end) {
+                order -= 1;
+            }
+            self.free(fr, pageblock_mt, pfn, order);
+            pfn += 1 << order;
+        }
+    }
+
+    /// `__rmqueue_smallest`: take the smallest suitable block of `mt` and split it down.
+    #[inline]
+    pub fn rmqueue_smallest(&mut self, fr: &mut Frames, order: usize, mt: usize) -> Option<u32> {
+        for o in order..MAX_ORDER {
+            let head = self.lists[o][mt].head;
+            if head == NIL {
+                continue;
+            }
+            self.del_block(fr, head, o, mt);
+            let mut h = o;
+            while h > order {
+                h -= 1;
+                self.add_block(fr, head + (1 << h), h, mt, false);
+            }
+            self.free_pages -= 1 << order;
+            return Some(head);
+        }
+        None
+    }
+
+    /// `__rmqueue`: the requested type first, then steal from a fallback type.
+    pub fn rmqueue(
+        &mut self,
+        fr: &mut Frames,
+        pageblock_mt: &mut [u8],
+        order: usize,
+        mt: usize,
+    ) -> Option<u32> {
+        if let Some(p) = self.rmqueue_smallest(fr, order, mt) {
+            return Some(p);
+        }
+        if mt < 3 && self.rmqueue_fallback(fr, pageblock_mt, order, mt) {
+            return self.rmqueue_smallest(fr, order, mt);
+        }
+        None
+    }
+
+    /// `__rmqueue_fallback`: steal the largest block of a fallback type (core-mm §1.6).
+    /// ALLOC_NOFRAGMENT and watermark boosting are not modelled (core-mm §10.2 item 11).
+    fn rmqueue_fallback(
+        &mut self,
+        fr: &mut Frames,
+        pageblock_mt: &mut [u8],
+        order: usize,
+        mt: usize,
+    ) -> bool {
+        let find = |fa: &FreeArea, cur: usize| {
+            FALLBACKS[mt]
+                .iter()
+                .copied()
+                .find(|&ft| !fa.lists[cur][ft].is_empty())
+        };
+        let mut cur = MAX_ORDER - 1;
+        loop {
+            if let Some(mut ft) = find(self, cur) {
+                let can_steal = cur >= PAGEBLOCK_ORDER as usize
+                    || cur >= 4
+                    || mt == MIGRATE_UNMOVABLE
+                    || mt == MIGRATE_RECLAIMABLE;
+                if !can_steal && mt == MIGRATE_MOVABLE && cur > order {
+                    // Movable requests steal the smallest block instead of breaking up a large one.
+                    match (order..=cur).find_map(|o| find(self, o).map(|t| (o, t))) {
+                        Some((o, t)) => {
+                            cur = o;
+                            ft = t;
+                        }
+                        None => return false,
+                    }
+                }
+                let block = self.lists[cur][ft].head;
+                self.steal(fr, pageblock_mt, block, cur, ft, mt, can_steal);
+                return true;
+            }
+            if cur == order {
+                return false;
+            }
+            cur -= 1;
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn steal(
+        &mut self,
+        fr: &mut Frames,
+        pageblock_mt: &mut [u8],
+        block: u32,
+        cur: usize,
+        from: usize,
+        mt: usize,
+        whole: bool,
+    ) {
+        let pb = pageblock_of(block);
+        let move_one = |fa: &mut FreeArea, fr: &mut Frames| {
+            fa.del_block(fr, block, cur, from);
+            fa.add_block(fr, block, cur, mt, false);
+        };
+        if pageblock_mt[pb] as usize == MIGRATE_HIGHATOMIC {
+            move_one(self, fr);
+            return;
+        }
+        if cur >= PAGEBLOCK_ORDER as usize {
+            let n = 1usize << (cur - PAGEBLOCK_ORDER as usize);
+            for b in pageblock_mt.iter_mut().skip(pb).take(n) {
+                *b = mt as u8;
+            }
+            move_one(self, fr);
+            return;
+        }
+        if !whole {
+            move_one(self, fr);
+            return;
+        }
+        // Move every free block of the pageblock to `mt` and count what is free and movable.
+        let old_mt = pageblock_mt[pb] as usize;
+        let start = (pb as u32) << PAGEBLOCK_ORDER;
+        let mut free = 0u32;
+        let mut movable = 0u32;
+        let mut pfn = start;
+        while pfn < start + PAGEBLOCK_PAGES {
+            let f = fr.flags[pfn as usize];
+            if f & pg::BUDDY != 0 {
+                let o = (fr.order[pfn as usize] & 0x0f) as usize;
+                let l = Self::list_mt_of(fr, pfn);
+                if l != mt {
+                    self.del_block(fr, pfn, o, l);
+                    self.add_block(fr, pfn, o, mt, false);
+                }
+                free += 1 << o;
+                pfn += 1 << o;
+                continue;
+            }
+            if f & pg::LRU != 0 {
+                movable += 1;
+            }
+            pfn += 1;
+        }
+        let alike = if mt == MIGRATE_MOVABLE {
+            movable
+        } else if old_mt == MIGRATE_MOVABLE {
+            PAGEBLOCK_PAGES - free - movable
+        } else {
+            0
+        };
+        if free + alike >= PAGEBLOCK_PAGES / 2 {
+            pageblock_mt[pb] = mt as u8;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn setup(n: u32) -> (Frames, Vec<u8>, FreeArea) {
+        let mut fr = Frames::new(n as usize);
+        let pbs = vec![MIGRATE_MOVABLE as u8; (n as usize).div_ceil(512)];
+        let mut fa = FreeArea::new(0, n);
+        for f in fr.flags.iter_mut() {
+            *f = 0;
+        }
+        fa.free_range(&mut fr, &pbs, 0, n);
+        (fr, pbs, fa)
+    }
+
+    #[test]
+    fn boot_range_uses_largest_aligned_blocks() {
+        let (_, _, fa) = setup(1024 + 512 + 3);
+        let t = fa.nr_free_total();
+        assert_eq!(t[10], 1);
+        assert_eq!(t[9], 1);
+        assert_eq!(t[1], 1);
+        assert_eq!(t[0], 1);
+        assert_eq!(fa.free_pages, 1024 + 512 + 3);
+    }
+
+    #[test]
+    fn split_then_merge_restores_one_max_block() {
+        let (mut fr, mut pbs, mut fa) = setup(1024);
+        let a = fa.rmqueue(&mut fr, &mut pbs, 0, MIGRATE_MOVABLE).unwrap();
+        assert_eq!(a, 0);
+        // Splitting 1024 down to 1 leaves one free block at each order 0..=9.
+        let t = fa.nr_free_total();
+        for o in 0..10 {
+            assert_eq!(t[o], 1, "order {o}");
+        }
+        assert_eq!(t[10], 0);
+        assert_eq!(fa.free_pages, 1023);
+        let b = fa.rmqueue(&mut fr, &mut pbs, 3, MIGRATE_MOVABLE).unwrap();
+        assert_eq!(b, 8);
+        assert_eq!(fa.free_pages, 1015);
+        fa.free(&mut fr, &pbs, a, 0);
+        fa.free(&mut fr, &pbs, b, 3);
+        let t = fa.nr_free_total();
+        assert_eq!(t[10], 1);
+        assert_eq!(t.iter().sum::<u64>(), 1);
+        assert_eq!(fa.free_pages, 1024);
+    }
+
+    #[test]
+    fn no_merge_with_allocated_buddy() {
+        let (mut fr, mut pbs, mut fa) = setup(1024);
+        let a = fa.rmqueue(&mut fr, &mut pbs, 0, MIGRATE_MOVABLE).unwrap();
+        let b = fa.rmqueue(&mut fr, &mut pbs, 0, MIGRATE_MOVABLE).unwrap();
+        assert_eq!((a, b), (0, 1));
+        fa.free(&mut fr, &pbs, a, 0);
+        let t = fa.nr_free_total();
+        assert_eq!(t[0], 1, "page 0 cannot merge while page 1 is in use");
+        fa.free(&mut fr, &pbs, b, 0);
+        assert_eq!(fa.nr_free_total()[10], 1);
+    }
+
+    #[test]
+    fn unmovable_request_steals_a_whole_pageblock() {
+        let (mut fr, mut pbs, mut fa) = setup(2048);
+        let p = fa.rmqueue(&mut fr, &mut pbs, 0, MIGRATE_UNMOVABLE).unwrap();
+        // The largest block (order 10 = two pageblocks) was stolen and retyped.
+        assert_eq!(pbs[(p >> 9) as usize] as usize, MIGRATE_UNMOVABLE);
+        assert_eq!(fa.free_pages, 2047);
+        let unmovable: u64 = (0..MAX_ORDER)
+            .map(|o| fa.nr_free[o][MIGRATE_UNMOVABLE])
+            .sum();
+        assert_eq!(unmovable, 10, "orders 0..=9 left over from the split");
+    }
+}

@@ -3,10 +3,14 @@
 
 pub mod buddy;
 pub mod frames;
+pub mod gfp;
 pub mod layout;
 pub mod lru;
+pub mod node;
+pub mod page_alloc;
 pub mod swap;
 pub mod watermark;
+pub mod zone;
 
 /// Base page size (x86_64, 4 KiB pages).
 pub const PAGE_SIZE: u64 = 4096;

@@ -1,6 +1,8 @@
 //! Observation: counters with the kernel's names and semantics and the kernel's text formats.
 
+pub mod invariants;
 pub mod procfs;
+pub mod render;
 pub mod summary;
 pub mod timeseries;
 pub mod vmstat;

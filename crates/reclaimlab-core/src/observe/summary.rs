@@ -1,1 +1,117 @@
-//! (under construction)
+//! `summary.json`: the scenario with every default filled in, the seed, the engine version, the
+//! headline figures and the OOM kills. Only simulated quantities: it is byte-identical for the
+//! same scenario and seed (wall-clock figures are reported separately).
+
+use serde_json::{json, Value};
+
+use super::vmstat::VmEvent;
+use crate::mm::node::Node;
+use crate::mm::{MAX_NR_ZONES, ZONE_NAMES};
+use crate::reclaim::kswapd::Kswapd;
+use crate::scenario::{show, Scenario, NS_PER_MS};
+use crate::workload::Thread;
+
+pub struct SummaryInput<'a> {
+    pub scn: &'a Scenario,
+    pub seed: u64,
+    pub node: &'a Node,
+    pub kswapd: &'a Kswapd,
+    pub threads: &'a [Thread],
+    pub end_ns: u64,
+    pub events: u64,
+    pub stop_reason: &'a str,
+}
+
+fn ms(ns: u64) -> f64 {
+    // Rounded to the microsecond so the JSON text is stable and readable.
+    (ns as f64 / NS_PER_MS as f64 * 1000.0).round() / 1000.0
+}
+
+/// The headline figures, in display order.
+pub fn headline(inp: &SummaryInput) -> Value {
+    let vm = &inp.node.vm;
+    let allocstall: u64 = (0..MAX_NR_ZONES)
+        .map(|z| vm.get(VmEvent::allocstall(z)))
+        .sum();
+    let stall: u64 = inp.threads.iter().map(|t| t.stall_ns).sum();
+    json!({
+        "pgscan_kswapd": vm.get(VmEvent::PgscanKswapd),
+        "pgscan_direct": vm.get(VmEvent::PgscanDirect),
+        "pgsteal_kswapd": vm.get(VmEvent::PgstealKswapd),
+        "pgsteal_direct": vm.get(VmEvent::PgstealDirect),
+        "pswpin": vm.get(VmEvent::Pswpin),
+        "pswpout": vm.get(VmEvent::Pswpout),
+        "pgmajfault": vm.get(VmEvent::Pgmajfault),
+        "allocstall": allocstall,
+        "workingset_refault": inp.node.stat.workingset_refault.iter().sum::<u64>(),
+        "oom_kill": vm.get(VmEvent::OomKill),
+        "kswapd_wakeups": inp.kswapd.wake_events,
+        "kswapd_awake_ms": ms(inp.kswapd.awake_ns_at(inp.end_ns)),
+        "direct_stall_ms": ms(stall),
+    })
+}
+
+pub fn build(inp: &SummaryInput) -> String {
+    let node = inp.node;
+    let zones: Vec<Value> = (0..MAX_NR_ZONES)
+        .filter(|&z| node.zones[z].is_managed())
+        .map(|z| {
+            let zone = &node.zones[z];
+            json!({
+                "zone": ZONE_NAMES[z],
+                "managed": zone.managed(),
+                "min": zone.min_wmark_pages(),
+                "low": zone.low_wmark_pages(),
+                "high": zone.high_wmark_pages(),
+                "protection": zone.lowmem_reserve.to_vec(),
+                "free_at_end": zone.free_pages(),
+            })
+        })
+        .collect();
+    let workloads: Vec<Value> = inp
+        .threads
+        .iter()
+        .map(|t| {
+            json!({
+                "thread": t.name,
+                "accesses": t.accesses,
+                "direct_stall_ms": ms(t.stall_ns),
+                "wait_ms": ms(t.wait_ns),
+                "finished_ns": t.finished_ns,
+                "oom_killed": t.killed,
+            })
+        })
+        .collect();
+    let kills: Vec<Value> = node
+        .oom_kills
+        .iter()
+        .map(|k| {
+            json!({
+                "time_ns": k.time_ns,
+                "victim": k.victim,
+                "triggered_by": node.tasks[k.trigger_task].name,
+                "rss_pages": k.rss_pages,
+                "swapents": k.swapents,
+                "badness": k.badness,
+            })
+        })
+        .collect();
+    let v = json!({
+        "name": inp.scn.name,
+        "seed": inp.seed,
+        "engine_version": crate::ENGINE_VERSION,
+        "stop_reason": inp.stop_reason,
+        "sim_time_ns": inp.end_ns,
+        "events": inp.events,
+        "headline": headline(inp),
+        "min_free_kbytes": node.min_free_kbytes,
+        "swap_pages": node.swap.total,
+        "zones": zones,
+        "threads": workloads,
+        "oom_kills": kills,
+        "scenario": show::to_toml(inp.scn),
+    });
+    let mut s = serde_json::to_string_pretty(&v).expect("summary serializes");
+    s.push('\n');
+    s
+}

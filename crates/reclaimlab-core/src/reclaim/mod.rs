@@ -1,1 +1,89 @@
-//! Reclaim (under construction)
+//! Page reclaim (`mm/vmscan.c`): the scan control, LRU shrinking, direct reclaim, kswapd and
+//! the policy variants of "is the node balanced".
+
+pub mod balance;
+pub mod kswapd;
+pub mod vmscan;
+
+use crate::mm::gfp::Gfp;
+
+/// `DEF_PRIORITY`: a scan at priority p looks at `size >> p` pages of each list.
+pub const DEF_PRIORITY: i32 = 12;
+/// `SWAP_CLUSTER_MAX`: the reclaim batch.
+pub const SWAP_CLUSTER_MAX: u64 = 32;
+/// kswapd gives up on a node after this many balance runs without progress.
+pub const MAX_RECLAIM_RETRIES: u32 = 16;
+
+/// Per-pass page outcome counts (`struct reclaim_stat` plus `sc->nr`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ReclaimStat {
+    pub dirty: u64,
+    pub unqueued_dirty: u64,
+    pub congested: u64,
+    pub writeback: u64,
+    pub immediate: u64,
+    pub pageout: u64,
+    pub activate: [u64; 2],
+    pub ref_keep: u64,
+    pub unmap_fail: u64,
+    pub file_taken: u64,
+    pub taken: u64,
+}
+
+/// `struct scan_control`.
+#[derive(Debug, Clone)]
+pub struct ScanControl {
+    pub nr_to_reclaim: u64,
+    pub nr_reclaimed: u64,
+    pub nr_scanned: u64,
+    pub priority: i32,
+    pub reclaim_idx: usize,
+    pub order: u32,
+    pub gfp: Gfp,
+    pub may_writepage: bool,
+    pub may_unmap: bool,
+    pub may_swap: bool,
+    /// Indexed by ANON/FILE.
+    pub may_deactivate: [bool; 2],
+    pub force_deactivate: bool,
+    pub skipped_deactivate: bool,
+    pub cache_trim_mode: bool,
+    pub file_is_tiny: bool,
+    pub compaction_ready: bool,
+    pub anon_cost: u64,
+    pub file_cost: u64,
+    /// `sc->nr`: totals of the current `shrink_node` pass.
+    pub nr: ReclaimStat,
+    /// Reclaim run by kswapd (`current_is_kswapd()`).
+    pub kswapd: bool,
+    /// Simulated CPU time consumed by this reclaim (the caller's clock advances by it).
+    pub cost_ns: u64,
+}
+
+impl ScanControl {
+    pub fn new(gfp: Gfp, order: u32, reclaim_idx: usize, nr_to_reclaim: u64, kswapd: bool) -> Self {
+        ScanControl {
+            nr_to_reclaim,
+            nr_reclaimed: 0,
+            nr_scanned: 0,
+            priority: DEF_PRIORITY,
+            reclaim_idx,
+            order,
+            gfp,
+            may_writepage: true,
+            may_unmap: true,
+            may_swap: true,
+            may_deactivate: [false; 2],
+            force_deactivate: false,
+            skipped_deactivate: false,
+            cache_trim_mode: false,
+            file_is_tiny: false,
+            compaction_ready: false,
+            anon_cost: 0,
+            file_cost: 0,
+            nr: ReclaimStat::default(),
+            kswapd,
+            cost_ns: 0,
+        }
+    }
+}

@@ -311,7 +311,9 @@ pub enum AccessPattern {
     Sequential,
     Random,
     /// Zipf over the pages with exponent `alpha`; page 0 hottest.
-    Zipf { alpha: f64 },
+    Zipf {
+        alpha: f64,
+    },
 }
 
 impl AccessPattern {

@@ -1,1 +1,313 @@
-//! Workloads (under construction)
+//! Workload threads: the actors that put pressure on memory.
+//!
+//! A scenario workload is a process (a `TaskMm` in the node); it runs an anonymous-memory
+//! thread, a file-I/O thread, or both. A thread runs in chunks: up to `CHUNK_ACCESSES` page
+//! accesses or `QUANTUM_NS` of simulated CPU time, whichever comes first, then yields so that
+//! kswapd, I/O completions and the other threads interleave with it. A chunk also ends when the
+//! thread blocks (major fault, read miss, allocation retry, dirty throttling).
+
+pub mod zipf;
+
+use crate::engine::Rng;
+use crate::mm::node::{Access, Node, TaskCtx};
+use crate::scenario::{AccessPattern, AnonSpec, FileOp, FileSpec, NS_PER_MS, NS_PER_US};
+use zipf::Zipf;
+
+/// Accesses per chunk (bounds the work between two events).
+pub const CHUNK_ACCESSES: u32 = 1024;
+/// Simulated CPU time per chunk.
+pub const QUANTUM_NS: u64 = 100 * NS_PER_US;
+/// Bounds of a `balance_dirty_pages` pause.
+const DIRTY_PAUSE_MIN_NS: u64 = NS_PER_MS;
+const DIRTY_PAUSE_MAX_NS: u64 = 200 * NS_PER_MS;
+
+#[derive(Debug, Clone)]
+enum Kind {
+    Anon {
+        pattern: AccessPattern,
+        zipf: Option<Zipf>,
+        write_fraction: f64,
+    },
+    File {
+        write: bool,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Running,
+    Holding,
+    Done,
+}
+
+/// What the simulation loop does with a thread after a step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    At(u64),
+    Finished,
+}
+
+#[derive(Debug, Clone)]
+pub struct Thread {
+    /// `workload/anon` or `workload/file`: also the name of its random stream.
+    pub name: String,
+    pub task: usize,
+    kind: Kind,
+    base: u32,
+    pages: u32,
+    passes: u64,
+    pass: u64,
+    pos: u64,
+    hold_ns: u64,
+    phase: Phase,
+    rng: Rng,
+    ctx: TaskCtx,
+    /// An access that must be retried (allocation back-off): (vpage, write).
+    pending: Option<(u32, bool)>,
+    pub start_ns: u64,
+    pub deadline_ns: Option<u64>,
+    /// Accesses completed.
+    pub accesses: u64,
+    /// Time spent in direct reclaim.
+    pub stall_ns: u64,
+    /// Time spent waiting for I/O (major faults, read misses) and allocation back-offs.
+    pub wait_ns: u64,
+    pub finished_ns: Option<u64>,
+    pub killed: bool,
+}
+
+impl Thread {
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        name: String,
+        task: usize,
+        kind: Kind,
+        base: u32,
+        pages: u32,
+        passes: u64,
+        hold_ns: u64,
+        seed: u64,
+        start_ns: u64,
+        deadline_ns: Option<u64>,
+    ) -> Thread {
+        let rng = Rng::for_actor(seed, &name);
+        Thread {
+            name,
+            task,
+            kind,
+            base,
+            pages,
+            passes,
+            pass: 0,
+            pos: 0,
+            hold_ns,
+            phase: Phase::Running,
+            rng,
+            ctx: TaskCtx {
+                task,
+                ..Default::default()
+            },
+            pending: None,
+            start_ns,
+            deadline_ns,
+            accesses: 0,
+            stall_ns: 0,
+            wait_ns: 0,
+            finished_ns: None,
+            killed: false,
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub fn anon(
+        workload: &str,
+        task: usize,
+        spec: &AnonSpec,
+        base: u32,
+        pages: u32,
+        seed: u64,
+        start_ns: u64,
+        deadline_ns: Option<u64>,
+    ) -> Thread {
+        let zipf = match spec.pattern {
+            AccessPattern::Zipf { alpha } => Some(Zipf::new(pages as u64, alpha)),
+            _ => None,
+        };
+        let kind = Kind::Anon {
+            pattern: spec.pattern,
+            zipf,
+            write_fraction: spec.write_fraction,
+        };
+        Thread::new(
+            format!("{workload}/anon"),
+            task,
+            kind,
+            base,
+            pages,
+            spec.passes,
+            spec.hold_ns,
+            seed,
+            start_ns,
+            deadline_ns,
+        )
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub fn file(
+        workload: &str,
+        task: usize,
+        spec: &FileSpec,
+        base: u32,
+        pages: u32,
+        seed: u64,
+        start_ns: u64,
+        deadline_ns: Option<u64>,
+    ) -> Thread {
+        let kind = Kind::File {
+            write: spec.op == FileOp::Write,
+        };
+        Thread::new(
+            format!("{workload}/file"),
+            task,
+            kind,
+            base,
+            pages,
+            spec.passes,
+            spec.hold_ns,
+            seed,
+            start_ns,
+            deadline_ns,
+        )
+    }
+
+    pub fn is_finished(&self) -> bool {
+        self.phase == Phase::Done
+    }
+
+    /// Stop the thread (its process exited or was killed).
+    pub fn stop(&mut self, now: u64, killed: bool) {
+        if self.phase != Phase::Done {
+            self.phase = Phase::Done;
+            self.finished_ns = Some(now);
+            self.killed = killed;
+        }
+    }
+
+    /// The next page to touch and whether the access writes.
+    #[inline]
+    fn next_access(&mut self) -> (u32, bool) {
+        if let Some(p) = self.pending.take() {
+            return p;
+        }
+        match &self.kind {
+            Kind::Anon {
+                pattern,
+                zipf,
+                write_fraction,
+            } => {
+                let idx = match pattern {
+                    AccessPattern::Sequential => self.pos,
+                    AccessPattern::Random => self.rng.below(self.pages as u64),
+                    AccessPattern::Zipf { .. } => {
+                        zipf.as_ref().expect("zipf sampler").sample(&mut self.rng) - 1
+                    }
+                };
+                let wf = *write_fraction;
+                let write = wf >= 1.0 || (wf > 0.0 && self.rng.next_f64() < wf);
+                (self.base + idx as u32, write)
+            }
+            Kind::File { write } => (self.base + self.pos as u32, *write),
+        }
+    }
+
+    /// Run one chunk at `node.now`.
+    pub fn step(&mut self, node: &mut Node) -> Step {
+        let now = node.now;
+        if self.phase == Phase::Done {
+            return Step::Finished;
+        }
+        if self.deadline_ns.is_some_and(|d| now >= d) || self.phase == Phase::Holding {
+            self.stop(now, false);
+            return Step::Finished;
+        }
+        self.ctx.cost_ns = 0;
+        self.ctx.stall_ns = 0;
+        let is_file = matches!(self.kind, Kind::File { .. });
+        let writes_file = matches!(self.kind, Kind::File { write: true });
+        if writes_file {
+            if let Some(pause) = dirty_throttle(node) {
+                self.wait_ns += pause;
+                return Step::At(now + pause);
+            }
+        }
+        let region_end = self.base + self.pages;
+        let mut n = 0;
+        loop {
+            if self.pass >= self.passes {
+                let t = now + self.ctx.cost_ns;
+                if self.hold_ns > 0 {
+                    self.phase = Phase::Holding;
+                    return self.yield_at(t + self.hold_ns);
+                }
+                self.stop(t, false);
+                return Step::Finished;
+            }
+            let (vp, write) = self.next_access();
+            let r = if is_file {
+                node.file_access(vp, region_end, write, &mut self.ctx)
+            } else {
+                node.anon_access(vp, write, &mut self.ctx)
+            };
+            match r {
+                Access::Done => self.advance(),
+                Access::Block(until) => {
+                    self.advance();
+                    let t = now + self.ctx.cost_ns;
+                    self.wait_ns += until.saturating_sub(t);
+                    return self.yield_at(until.max(t));
+                }
+                Access::Retry(sleep) => {
+                    self.pending = Some((vp, write));
+                    self.wait_ns += sleep;
+                    return self.yield_at(now + self.ctx.cost_ns + sleep);
+                }
+                Access::Killed => {
+                    self.stop(now + self.ctx.cost_ns, true);
+                    self.stall_ns += self.ctx.stall_ns;
+                    return Step::Finished;
+                }
+            }
+            n += 1;
+            if n >= CHUNK_ACCESSES || self.ctx.cost_ns >= QUANTUM_NS {
+                return self.yield_at(now + self.ctx.cost_ns);
+            }
+        }
+    }
+
+    #[inline]
+    fn advance(&mut self) {
+        self.accesses += 1;
+        self.pos += 1;
+        if self.pos >= self.pages as u64 {
+            self.pos = 0;
+            self.pass += 1;
+        }
+    }
+
+    fn yield_at(&mut self, t: u64) -> Step {
+        self.stall_ns += self.ctx.stall_ns;
+        Step::At(t)
+    }
+}
+
+/// `balance_dirty_pages`: a writer above the dirty limit pauses long enough for the disk to
+/// write the excess (bounded like the kernel's pause).
+fn dirty_throttle(node: &Node) -> Option<u64> {
+    let (thresh, _) = node.dirty_limits();
+    let dirty = node.stat.nr_dirty + node.stat.nr_writeback;
+    if dirty <= thresh {
+        return None;
+    }
+    let excess = dirty - thresh;
+    Some((excess * node.disk.ns_per_page).clamp(DIRTY_PAUSE_MIN_NS, DIRTY_PAUSE_MAX_NS))
+}

@@ -1,0 +1,308 @@
+//! The page allocator's paths (core-mm §3): `get_page_from_freelist`, the slow path with kswapd
+//! wakeups, direct reclaim, retries and the OOM killer.
+//!
+//! Time. Retries that the kernel makes in a loop happen in real time while I/O completes and
+//! other CPUs reclaim. The simulator runs a task's slow path as one step; when reclaim made no
+//! progress the task sleeps one jiffy (the kernel's `reclaim_throttle`/`cond_resched` back-off)
+//! and retries on its next step, keeping `no_progress_loops` across steps.
+
+use super::gfp::{self, gfp_migratetype, gfp_zone, Gfp};
+use super::node::{Access, Node, OomKill, TaskCtx, JIFFY_NS};
+use super::watermark::alloc_flags::*;
+use super::{PAGE_ALLOC_COSTLY_ORDER, ZONE_NORMAL};
+use crate::observe::vmstat::VmEvent;
+
+/// `MAX_RECLAIM_RETRIES`.
+pub const MAX_RECLAIM_RETRIES: u32 = 16;
+/// Immediate retries within one step when reclaim made progress but the freelist still failed.
+const IMMEDIATE_RETRIES: u32 = 4;
+
+impl Node {
+    /// Walk the zonelist and take a page from the first zone that passes the watermark.
+    #[inline]
+    pub fn get_page_from_freelist(
+        &mut self,
+        order: u32,
+        flags: u32,
+        hz: usize,
+        mt: usize,
+    ) -> Option<u32> {
+        for z in (0..=hz).rev() {
+            let zone = &self.zones[z];
+            if !zone.is_managed() {
+                continue;
+            }
+            let mark = zone.wmark_pages(flags & ALLOC_WMARK_MASK);
+            if flags & ALLOC_NO_WATERMARKS == 0 && !zone.watermark_ok(order, mark, hz, flags) {
+                continue;
+            }
+            let zone = &mut self.zones[z];
+            if let Some(p) =
+                zone.free_area
+                    .rmqueue(&mut self.frames, &mut self.pageblock_mt, order as usize, mt)
+            {
+                zone.numa_hit += 1;
+                self.vm.add(VmEvent::pgalloc(z), 1 << order);
+                self.frames.flags[p as usize] = super::frames::pg::ALLOCATED;
+                return Some(p);
+            }
+        }
+        None
+    }
+
+    /// An allocation that must not sleep or reclaim (read-ahead pages): the fast path, then
+    /// kswapd is woken and the min watermark tried, as the slow path does before reclaiming.
+    pub fn try_alloc_nowait(&mut self, gfp: Gfp) -> Option<u32> {
+        let hz = gfp_zone(gfp);
+        let mt = gfp_migratetype(gfp);
+        if let Some(p) = self.get_page_from_freelist(0, ALLOC_WMARK_LOW, hz, mt) {
+            return Some(p);
+        }
+        self.wake_all_kswapds(0, gfp, hz);
+        self.get_page_from_freelist(0, ALLOC_WMARK_MIN, hz, mt)
+    }
+
+    /// `__alloc_pages`: fast path at the low watermark, then the slow path.
+    #[inline]
+    pub fn alloc_pages(&mut self, gfp: Gfp, order: u32, t: &mut TaskCtx) -> Result<u32, Access> {
+        let hz = gfp_zone(gfp);
+        let mt = gfp_migratetype(gfp);
+        let mut flags = ALLOC_WMARK_LOW;
+        if gfp & gfp::__GFP_KSWAPD_RECLAIM != 0 {
+            flags |= ALLOC_KSWAPD;
+        }
+        if let Some(p) = self.get_page_from_freelist(order, flags, hz, mt) {
+            t.no_progress_loops = 0;
+            return Ok(p);
+        }
+        let r = self.alloc_slowpath(gfp, order, hz, mt, t);
+        if r.is_ok() {
+            t.no_progress_loops = 0;
+        }
+        r
+    }
+
+    fn gfp_to_alloc_flags(gfp: Gfp, order: u32) -> u32 {
+        let mut flags = ALLOC_WMARK_MIN | ALLOC_CPUSET;
+        if gfp & gfp::__GFP_HIGH != 0 {
+            flags |= ALLOC_MIN_RESERVE;
+        }
+        if gfp & gfp::__GFP_KSWAPD_RECLAIM != 0 {
+            flags |= ALLOC_KSWAPD;
+        }
+        let can_direct = gfp & gfp::__GFP_DIRECT_RECLAIM != 0;
+        if !can_direct && gfp & gfp::__GFP_NOMEMALLOC == 0 {
+            flags |= ALLOC_NON_BLOCK;
+            if order > 0 && flags & ALLOC_MIN_RESERVE != 0 {
+                flags |= ALLOC_HIGHATOMIC;
+            }
+        }
+        if !can_direct && flags & ALLOC_MIN_RESERVE != 0 {
+            flags &= !ALLOC_CPUSET;
+        }
+        flags
+    }
+
+    /// `__alloc_pages_slowpath` (core-mm §3.3) for one step of the allocating task.
+    fn alloc_slowpath(
+        &mut self,
+        gfp: Gfp,
+        order: u32,
+        hz: usize,
+        mt: usize,
+        t: &mut TaskCtx,
+    ) -> Result<u32, Access> {
+        t.cost_ns += self.cfg.cost.slowpath_ns;
+        let can_direct_reclaim = gfp & gfp::__GFP_DIRECT_RECLAIM != 0;
+        let costly = order > PAGE_ALLOC_COSTLY_ORDER;
+        let mut alloc_flags = Self::gfp_to_alloc_flags(gfp, order);
+        if alloc_flags & ALLOC_KSWAPD != 0 {
+            self.wake_all_kswapds(order, gfp, hz);
+        }
+        if let Some(p) = self.get_page_from_freelist(order, alloc_flags, hz, mt) {
+            return Ok(p);
+        }
+        let is_victim = self.tasks.get(t.task).is_some_and(|m| m.oom_killed);
+        let mut immediate = 0;
+        loop {
+            if alloc_flags & ALLOC_KSWAPD != 0 {
+                self.wake_all_kswapds(order, gfp, hz);
+            }
+            // An OOM victim may dip into the reserves to exit quickly.
+            if is_victim && gfp & gfp::__GFP_NOMEMALLOC == 0 {
+                alloc_flags = ALLOC_OOM | (alloc_flags & ALLOC_KSWAPD);
+            }
+            if let Some(p) = self.get_page_from_freelist(order, alloc_flags, hz, mt) {
+                return Ok(p);
+            }
+            if !can_direct_reclaim {
+                return Err(Access::Retry(JIFFY_NS));
+            }
+            let before = t.cost_ns;
+            let progress = self.try_to_free_pages(gfp, order, t);
+            t.stall_ns += t.cost_ns - before;
+            if progress > 0 {
+                if let Some(p) = self.get_page_from_freelist(order, alloc_flags, hz, mt) {
+                    return Ok(p);
+                }
+            }
+            if gfp & gfp::__GFP_NORETRY != 0 {
+                return Err(Access::Retry(JIFFY_NS));
+            }
+            if costly && gfp & gfp::__GFP_RETRY_MAYFAIL == 0 {
+                return Err(Access::Retry(JIFFY_NS));
+            }
+            if self.should_reclaim_retry(order, alloc_flags, hz, progress > 0, t) {
+                if progress > 0 && immediate < IMMEDIATE_RETRIES {
+                    immediate += 1;
+                    continue;
+                }
+                return Err(Access::Retry(JIFFY_NS));
+            }
+            // Reclaim cannot help any more: the OOM killer.
+            return match self.may_oom(gfp, order, hz, mt, t) {
+                Ok(p) => Ok(p),
+                Err(a) => Err(a),
+            };
+        }
+    }
+
+    /// `should_reclaim_retry`: would the allocation succeed if everything reclaimable were freed?
+    fn should_reclaim_retry(
+        &mut self,
+        order: u32,
+        alloc_flags: u32,
+        hz: usize,
+        did_some_progress: bool,
+        t: &mut TaskCtx,
+    ) -> bool {
+        if did_some_progress && order <= PAGE_ALLOC_COSTLY_ORDER {
+            t.no_progress_loops = 0;
+        } else {
+            t.no_progress_loops += 1;
+        }
+        if t.no_progress_loops > MAX_RECLAIM_RETRIES {
+            return false;
+        }
+        self.zonelist(hz).any(|z| {
+            let zone = &self.zones[z];
+            let available = self.zone_reclaimable_pages(z) + zone.free_pages();
+            super::watermark::zone_watermark_ok(
+                available as i64,
+                &zone.free_area.nr_free,
+                zone.nr_reserved_highatomic,
+                zone.lowmem_reserve[hz],
+                order,
+                zone.min_wmark_pages(),
+                alloc_flags,
+            )
+        })
+    }
+
+    /// `__alloc_pages_may_oom` + `out_of_memory` (core-mm §3.5).
+    fn may_oom(
+        &mut self,
+        gfp: Gfp,
+        order: u32,
+        hz: usize,
+        mt: usize,
+        t: &mut TaskCtx,
+    ) -> Result<u32, Access> {
+        // Someone may have freed memory meanwhile: one last try at the high watermark.
+        if let Some(p) = self.get_page_from_freelist(order, ALLOC_WMARK_HIGH | ALLOC_CPUSET, hz, mt)
+        {
+            return Ok(p);
+        }
+        if order > PAGE_ALLOC_COSTLY_ORDER
+            || gfp & (gfp::__GFP_RETRY_MAYFAIL | gfp::__GFP_THISNODE) != 0
+            || hz < ZONE_NORMAL
+        {
+            return Err(Access::Retry(JIFFY_NS));
+        }
+        if gfp & gfp::__GFP_FS == 0 {
+            // A global OOM without __GFP_FS reports progress without killing (the caller loops).
+            t.no_progress_loops = 0;
+            return Err(Access::Retry(JIFFY_NS));
+        }
+        if self.oom_victim_pending.is_some() {
+            // A victim is still exiting: wait for its memory instead of killing another task.
+            t.no_progress_loops = 0;
+            return Err(Access::Retry(JIFFY_NS));
+        }
+        let totalpages = self.total_managed_pages() + self.swap.total;
+        let victim = self
+            .tasks
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| m.alive && !m.oom_killed && m.oom_score_adj > -1000)
+            .map(|(i, m)| {
+                let points = (m.rss_anon + m.swapents) as i64
+                    + m.oom_score_adj as i64 * totalpages as i64 / 1000;
+                (i, points)
+            })
+            // Highest badness wins; ties go to the earlier task (deterministic).
+            .fold(None::<(usize, i64)>, |best, (i, p)| match best {
+                Some((_, bp)) if bp >= p => best,
+                _ => Some((i, p)),
+            });
+        let Some((victim, badness)) = victim else {
+            self.oom_panic = Some("Out of memory and no killable processes".to_string());
+            return Err(Access::Killed);
+        };
+        let m = &mut self.tasks[victim];
+        m.oom_killed = true;
+        self.vm.add(VmEvent::OomKill, 1);
+        self.oom_kills.push(OomKill {
+            time_ns: self.now + t.cost_ns,
+            victim: m.name.clone(),
+            victim_task: victim,
+            trigger_task: t.task,
+            rss_pages: m.rss_anon,
+            swapents: m.swapents,
+            badness,
+        });
+        self.oom_victim_pending = Some(victim);
+        self.oom_kill_event = Some(victim);
+        t.no_progress_loops = 0;
+        if victim == t.task {
+            Err(Access::Killed)
+        } else {
+            Err(Access::Retry(JIFFY_NS))
+        }
+    }
+
+    /// `wake_all_kswapds`: one node, so wake its kswapd for the first managed zone <= hz.
+    pub fn wake_all_kswapds(&mut self, order: u32, gfp: Gfp, hz: usize) {
+        let first = self.zonelist(hz).next();
+        if let Some(z) = first {
+            self.wakeup_kswapd(z, gfp, order, hz);
+        }
+    }
+
+    /// `wakeup_kswapd` (core-mm §4.2).
+    pub fn wakeup_kswapd(&mut self, zone: usize, gfp: Gfp, order: u32, hz: usize) {
+        if !self.zones[zone].is_managed() {
+            return;
+        }
+        let k = &mut self.kswapd;
+        if k.highest_zoneidx.is_none_or(|cur| cur < hz) {
+            k.highest_zoneidx = Some(hz);
+        }
+        if k.order < order {
+            k.order = order;
+        }
+        if !k.waiting {
+            return;
+        }
+        let boosted = (0..=hz).any(|z| self.zones[z].watermark_boost > 0);
+        if self.kswapd.failures >= crate::reclaim::MAX_RECLAIM_RETRIES
+            || (self.pgdat_balanced(order, hz) && !boosted)
+        {
+            // kcompactd would be woken here for non-blocking high-order requests.
+            return;
+        }
+        let _ = gfp;
+        self.kswapd.wakeups_requested += 1;
+        self.kswapd.wake_requested = true;
+    }
+}

@@ -1,0 +1,180 @@
+//! Consistency checks of the whole machine state, run between events by tests
+//! (`InvariantMode`): every frame is in exactly one place, free + used = total per zone, list
+//! counts match their contents, reverse and forward maps agree, swap slots add up, and the
+//! vmstat event counters never decrease.
+
+use super::vmstat::NR_VM_EVENTS;
+use crate::mm::frames::{pg, NIL};
+use crate::mm::lru::{lru_of, NR_LRU_LISTS};
+use crate::mm::node::{Node, PTE_NONE, PTE_SWAP};
+use crate::mm::{MAX_NR_ZONES, MAX_ORDER};
+
+#[derive(Debug, Clone)]
+pub struct Checker {
+    prev_events: [u64; NR_VM_EVENTS],
+    /// Where each frame was found: 0 nowhere, 1 free, 2 on an LRU list.
+    seen: Vec<u8>,
+}
+
+impl Checker {
+    pub fn new(node: &Node) -> Checker {
+        Checker {
+            prev_events: [0; NR_VM_EVENTS],
+            seen: vec![0; node.frames.len()],
+        }
+    }
+
+    pub fn check(&mut self, node: &Node) -> Result<(), String> {
+        self.seen.iter_mut().for_each(|s| *s = 0);
+        let fr = &node.frames;
+        let mut used_per_zone = [0u64; MAX_NR_ZONES];
+        // Buddy free lists.
+        for (z, zone) in node.zones.iter().enumerate() {
+            let fa = &zone.free_area;
+            let mut free = 0u64;
+            for o in 0..MAX_ORDER {
+                for (mt, list) in fa.lists[o].iter().enumerate() {
+                    let mut n = 0u64;
+                    for head in list.iter_from_tail(fr) {
+                        n += 1;
+                        if fr.flags[head as usize] & pg::BUDDY == 0
+                            || (fr.order[head as usize] & 0x0f) as usize != o
+                        {
+                            return Err(format!("zone {z}: block {head} on order-{o} list is not a free head of that order"));
+                        }
+                        if head % (1 << o) != 0 || head < fa.start || head + (1 << o) > fa.end {
+                            return Err(format!(
+                                "zone {z}: block {head} order {o} misaligned or outside the zone"
+                            ));
+                        }
+                        for p in head..head + (1 << o) {
+                            if self.seen[p as usize] != 0 {
+                                return Err(format!("frame {p} is in two places (free list)"));
+                            }
+                            self.seen[p as usize] = 1;
+                        }
+                        free += 1 << o;
+                    }
+                    if n != list.len || n != fa.nr_free[o][mt] {
+                        return Err(format!(
+                            "zone {z}: order {o} type {mt}: list has {n} blocks, len {} nr_free {}",
+                            list.len, fa.nr_free[o][mt]
+                        ));
+                    }
+                }
+            }
+            if free != fa.free_pages {
+                return Err(format!(
+                    "zone {z}: NR_FREE_PAGES {} but free lists hold {free}",
+                    fa.free_pages
+                ));
+            }
+        }
+        // LRU lists.
+        let mut zone_size = [[0u64; NR_LRU_LISTS]; MAX_NR_ZONES];
+        let mut swapcache = 0u64;
+        for l in 0..NR_LRU_LISTS {
+            let list = &node.lruvec.lists[l];
+            let mut n = 0u64;
+            for pfn in list.iter_from_tail(fr) {
+                n += 1;
+                let f = fr.flags[pfn as usize];
+                if self.seen[pfn as usize] != 0 {
+                    return Err(format!("frame {pfn} is in two places (LRU list {l})"));
+                }
+                self.seen[pfn as usize] = 2;
+                if f & pg::LRU == 0 || lru_of(f) != l {
+                    return Err(format!("frame {pfn} on LRU list {l} has flags {f:#x}"));
+                }
+                let z = node.zone_of(pfn);
+                zone_size[z][l] += 1;
+                used_per_zone[z] += 1;
+                if f & pg::SWAPCACHE != 0 {
+                    swapcache += 1;
+                }
+                let vp = fr.owner[pfn as usize];
+                if vp != NIL && node.pte[vp as usize] != pfn {
+                    return Err(format!(
+                        "frame {pfn} owned by vpage {vp} whose pte is {:#x}",
+                        node.pte[vp as usize]
+                    ));
+                }
+                if vp == NIL && f & pg::SWAPBACKED == 0 {
+                    return Err(format!("file frame {pfn} on the LRU without an owner"));
+                }
+            }
+            if n != list.len {
+                return Err(format!("LRU list {l}: {n} entries but len {}", list.len));
+            }
+        }
+        if zone_size != node.lruvec.zone_size {
+            return Err(format!(
+                "per-zone LRU sizes {:?} but counted {zone_size:?}",
+                node.lruvec.zone_size
+            ));
+        }
+        // Every managed frame is free or on an LRU (the model has no other page owners between
+        // events); padding frames are nowhere.
+        for (z, zone) in node.zones.iter().enumerate() {
+            let total = zone.free_pages() + used_per_zone[z];
+            if total != zone.managed() {
+                return Err(format!(
+                    "zone {z}: free {} + used {} != managed {}",
+                    zone.free_pages(),
+                    used_per_zone[z],
+                    zone.managed()
+                ));
+            }
+            for p in zone.free_area.start..zone.free_area.end {
+                if self.seen[p as usize] == 0 {
+                    return Err(format!(
+                        "frame {p} of zone {z} is neither free nor on an LRU list"
+                    ));
+                }
+            }
+        }
+        // Forward map: resident PTEs point at frames that point back; swap slots add up.
+        let mut swapped = 0u64;
+        for (vp, &pte) in node.pte.iter().enumerate() {
+            if pte == PTE_NONE {
+                continue;
+            }
+            if pte == PTE_SWAP {
+                swapped += 1;
+                continue;
+            }
+            if fr.owner[pte as usize] != vp as u32 {
+                return Err(format!(
+                    "vpage {vp} maps frame {pte} owned by {}",
+                    fr.owner[pte as usize]
+                ));
+            }
+        }
+        if swapped + swapcache != node.swap.used {
+            return Err(format!(
+                "swap: {swapped} swapped + {swapcache} swap-cache pages but {} slots used",
+                node.swap.used
+            ));
+        }
+        if node.swap.used > node.swap.total {
+            return Err("more swap slots used than exist".into());
+        }
+        if node.stat.nr_swapcached != swapcache {
+            return Err(format!(
+                "nr_swapcached {} but {swapcache} swap-cache pages",
+                node.stat.nr_swapcached
+            ));
+        }
+        // Counters never decrease.
+        for (i, (&now, &before)) in node.vm.c.iter().zip(self.prev_events.iter()).enumerate() {
+            if now < before {
+                return Err(format!(
+                    "vmstat event {} went down from {before} to {now}",
+                    super::vmstat::VmEvent::ALL[i].name()
+                ));
+            }
+        }
+        self.prev_events = node.vm.c;
+        Ok(())
+    }
+}

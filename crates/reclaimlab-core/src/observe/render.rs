@@ -1,0 +1,124 @@
+//! Render a node's state in the kernel's text formats (`/proc/vmstat`, `/proc/zoneinfo`,
+//! `/proc/buddyinfo`): the mapping from the model's state to the kernel's counters.
+
+use super::procfs::{self, PcpSnapshot, ZoneSnapshot};
+use super::vmstat::{
+    self, NodeStat, NumaStat, ZoneStat, NR_NODE_STATS, NR_NUMA_STATS, NR_ZONE_STATS,
+};
+use crate::mm::lru::{
+    LRU_ACTIVE_ANON, LRU_ACTIVE_FILE, LRU_INACTIVE_ANON, LRU_INACTIVE_FILE, LRU_UNEVICTABLE,
+};
+use crate::mm::node::Node;
+use crate::mm::watermark;
+use crate::mm::MAX_NR_ZONES;
+use crate::reclaim::MAX_RECLAIM_RETRIES;
+
+/// Zone counters of zone `z` (`nr_zone_*`, `nr_free_pages`).
+fn zone_stats(node: &Node, z: usize) -> [u64; NR_ZONE_STATS] {
+    let mut s = [0u64; NR_ZONE_STATS];
+    let zs = &node.lruvec.zone_size[z];
+    s[ZoneStat::NrFreePages as usize] = node.zones[z].free_pages();
+    s[ZoneStat::NrZoneInactiveAnon as usize] = zs[LRU_INACTIVE_ANON];
+    s[ZoneStat::NrZoneActiveAnon as usize] = zs[LRU_ACTIVE_ANON];
+    s[ZoneStat::NrZoneInactiveFile as usize] = zs[LRU_INACTIVE_FILE];
+    s[ZoneStat::NrZoneActiveFile as usize] = zs[LRU_ACTIVE_FILE];
+    s[ZoneStat::NrZoneUnevictable as usize] = zs[LRU_UNEVICTABLE];
+    s
+}
+
+fn numa_stats(node: &Node, z: usize) -> [u64; NR_NUMA_STATS] {
+    let mut s = [0u64; NR_NUMA_STATS];
+    // One node: every allocation is a local hit.
+    s[NumaStat::NumaHit as usize] = node.zones[z].numa_hit;
+    s[NumaStat::NumaLocal as usize] = node.zones[z].numa_hit;
+    s
+}
+
+/// Node counters (`node_stat_item`).
+pub fn node_stats(node: &Node) -> [u64; NR_NODE_STATS] {
+    let mut s = [0u64; NR_NODE_STATS];
+    let l = &node.lruvec;
+    let st = &node.stat;
+    s[NodeStat::NrInactiveAnon as usize] = l.size(LRU_INACTIVE_ANON);
+    s[NodeStat::NrActiveAnon as usize] = l.size(LRU_ACTIVE_ANON);
+    s[NodeStat::NrInactiveFile as usize] = l.size(LRU_INACTIVE_FILE);
+    s[NodeStat::NrActiveFile as usize] = l.size(LRU_ACTIVE_FILE);
+    s[NodeStat::NrUnevictable as usize] = l.size(LRU_UNEVICTABLE);
+    s[NodeStat::WorkingsetRefaultAnon as usize] = st.workingset_refault[0];
+    s[NodeStat::WorkingsetRefaultFile as usize] = st.workingset_refault[1];
+    s[NodeStat::WorkingsetActivateAnon as usize] = st.workingset_activate[0];
+    s[NodeStat::WorkingsetActivateFile as usize] = st.workingset_activate[1];
+    s[NodeStat::WorkingsetRestoreAnon as usize] = st.workingset_restore[0];
+    s[NodeStat::WorkingsetRestoreFile as usize] = st.workingset_restore[1];
+    s[NodeStat::NrAnonPages as usize] = st.nr_anon_pages;
+    s[NodeStat::NrFilePages as usize] = st.nr_file_pages;
+    s[NodeStat::NrDirty as usize] = st.nr_dirty;
+    s[NodeStat::NrWriteback as usize] = st.nr_writeback;
+    s[NodeStat::NrVmscanWrite as usize] = st.nr_vmscan_write;
+    s[NodeStat::NrVmscanImmediateReclaim as usize] = st.nr_vmscan_immediate_reclaim;
+    s[NodeStat::NrDirtied as usize] = st.nr_dirtied;
+    s[NodeStat::NrWritten as usize] = st.nr_written;
+    s[NodeStat::NrSwapcached as usize] = st.nr_swapcached;
+    s
+}
+
+pub fn vmstat_text(node: &Node) -> String {
+    let mut zone = [0u64; NR_ZONE_STATS];
+    let mut numa = [0u64; NR_NUMA_STATS];
+    for z in 0..MAX_NR_ZONES {
+        for (a, b) in zone.iter_mut().zip(zone_stats(node, z)) {
+            *a += b;
+        }
+        for (a, b) in numa.iter_mut().zip(numa_stats(node, z)) {
+            *a += b;
+        }
+    }
+    let (thresh, bg) = node.dirty_limits();
+    vmstat::format_vmstat(&zone, &numa, &node_stats(node), thresh, bg, &node.vm.c)
+}
+
+pub fn zone_snapshots(node: &Node, cpus: u64) -> [ZoneSnapshot; MAX_NR_ZONES] {
+    std::array::from_fn(|z| {
+        let zone = &node.zones[z];
+        let batch = watermark::pcp_batch(zone.managed());
+        let high = watermark::pcp_high(zone.wmark.low, cpus, batch);
+        ZoneSnapshot {
+            free: zone.free_pages(),
+            boost: zone.watermark_boost,
+            min: zone.wmark.min,
+            low: zone.wmark.low,
+            high: zone.wmark.high,
+            spanned: zone.span.spanned,
+            present: zone.span.present,
+            managed: zone.span.managed,
+            cma: 0,
+            protection: zone.lowmem_reserve,
+            zone_stats: zone_stats(node, z),
+            numa_stats: numa_stats(node, z),
+            // PCP lists are abstracted away (core-mm §10.2): always empty.
+            pcp: (0..cpus)
+                .map(|_| PcpSnapshot {
+                    count: 0,
+                    high,
+                    batch,
+                })
+                .collect(),
+            stat_threshold: watermark::stat_threshold(zone.managed(), cpus),
+            start_pfn: zone.span.start_pfn,
+            nr_free: zone.free_area.nr_free_total(),
+        }
+    })
+}
+
+pub fn zoneinfo_text(node: &Node, cpus: u64) -> String {
+    procfs::format_zoneinfo(
+        node.nid,
+        &zone_snapshots(node, cpus),
+        &node_stats(node),
+        node.kswapd.failures >= MAX_RECLAIM_RETRIES,
+    )
+}
+
+pub fn buddyinfo_text(node: &Node, cpus: u64) -> String {
+    procfs::format_buddyinfo(node.nid, &zone_snapshots(node, cpus))
+}

@@ -1,0 +1,343 @@
+//! The kswapd thread of a node (core-mm §4.3–§4.6) as a state machine.
+//!
+//! One step of the actor is one decision of the kernel's loop: an attempt to go to sleep, the
+//! end of the 100 ms nap, or one priority iteration of `balance_pgdat` (one `kswapd_shrink_node`
+//! call). Each step costs the simulated CPU time of the reclaim it did, so kswapd runs
+//! concurrently with the workloads.
+
+use super::{ScanControl, DEF_PRIORITY, MAX_RECLAIM_RETRIES, SWAP_CLUSTER_MAX};
+use crate::mm::gfp::GFP_KERNEL;
+use crate::mm::node::Node;
+use crate::mm::MAX_NR_ZONES;
+use crate::observe::vmstat::VmEvent;
+use crate::scenario::NS_PER_MS;
+
+/// kswapd's nap before a full sleep: HZ/10.
+pub const KSWAPD_NAP_NS: u64 = 100 * NS_PER_MS;
+/// Upper bound of `reclaim_throttle(WRITEBACK)`: HZ/10.
+pub const WRITEBACK_THROTTLE_NS: u64 = 100 * NS_PER_MS;
+/// Fixed CPU cost of one balance_pgdat iteration besides the pages it scans (watermark checks,
+/// lock round trips). An abstraction; it keeps an iteration that scans nothing from being free.
+pub const BALANCE_ITERATION_NS: u64 = 1_000;
+
+#[derive(Debug, Clone)]
+struct BalanceRun {
+    alloc_order: u32,
+    hz: usize,
+    sc: ScanControl,
+    nr_boost_reclaim: u64,
+    zone_boosts: [u64; MAX_NR_ZONES],
+    boosted: bool,
+}
+
+#[derive(Debug, Clone)]
+enum State {
+    /// At `kswapd_try_to_sleep` entry.
+    TrySleep {
+        alloc_order: u32,
+        reclaim_order: u32,
+        hz: usize,
+    },
+    /// In the 100 ms nap; a wake-up ends it early.
+    Napping {
+        alloc_order: u32,
+        reclaim_order: u32,
+        hz: usize,
+    },
+    /// Fully asleep until `wakeup_kswapd`.
+    Asleep {
+        hz: usize,
+    },
+    Balancing(Box<BalanceRun>),
+}
+
+/// What the simulation loop should do with the kswapd actor after a step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Next {
+    At(u64),
+    /// Wait for a wake-up.
+    Sleep,
+}
+
+#[derive(Debug, Clone)]
+pub struct Kswapd {
+    state: State,
+    /// When the current awake period began (`kswapd_wake` after a `kswapd_sleep`).
+    awake_since: Option<u64>,
+    /// Total time from a wake to the following full sleep (the trace script's "time awake").
+    pub awake_ns: u64,
+    /// `mm_vmscan_kswapd_wake` events.
+    pub wake_events: u64,
+    /// `mm_vmscan_kswapd_sleep` events.
+    pub sleep_events: u64,
+}
+
+impl Default for Kswapd {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Kswapd {
+    pub fn new() -> Kswapd {
+        Kswapd {
+            state: State::TrySleep {
+                alloc_order: 0,
+                reclaim_order: 0,
+                hz: MAX_NR_ZONES - 1,
+            },
+            awake_since: Some(0),
+            awake_ns: 0,
+            wake_events: 0,
+            sleep_events: 0,
+        }
+    }
+
+    pub fn is_asleep(&self) -> bool {
+        matches!(self.state, State::Asleep { .. })
+    }
+
+    /// Close the awake period at the end of the run, for reporting.
+    pub fn awake_ns_at(&self, now: u64) -> u64 {
+        self.awake_ns + self.awake_since.map_or(0, |s| now - s)
+    }
+
+    /// A `wakeup_kswapd` found kswapd waiting and woke it. Returns when it runs next.
+    pub fn wake(&mut self, node: &mut Node) -> Next {
+        node.kswapd.wake_requested = false;
+        match self.state.clone() {
+            State::Napping {
+                alloc_order,
+                reclaim_order,
+                hz,
+            } => self.after_nap(node, alloc_order, reclaim_order, hz, true),
+            State::Asleep { hz } => {
+                node.kswapd.waiting = false;
+                self.awake_since = Some(node.now);
+                self.start_balance(node, hz)
+            }
+            // Already running: the request was recorded in kswapd_order/highest_zoneidx.
+            _ => Next::At(node.now),
+        }
+    }
+
+    /// Run one step at `node.now`.
+    pub fn step(&mut self, node: &mut Node) -> Next {
+        match self.state.clone() {
+            State::TrySleep {
+                alloc_order,
+                reclaim_order,
+                hz,
+            } => {
+                node.kswapd.waiting = true;
+                if self.prepare_kswapd_sleep(node, reclaim_order, hz) {
+                    // kcompactd would be woken here for `alloc_order`.
+                    self.state = State::Napping {
+                        alloc_order,
+                        reclaim_order,
+                        hz,
+                    };
+                    return Next::At(node.now + KSWAPD_NAP_NS);
+                }
+                self.after_nap(node, alloc_order, reclaim_order, hz, false)
+            }
+            State::Napping {
+                alloc_order,
+                reclaim_order,
+                hz,
+            } => self.after_nap(node, alloc_order, reclaim_order, hz, false),
+            State::Asleep { .. } => Next::Sleep,
+            State::Balancing(run) => self.balance_step(node, *run),
+        }
+    }
+
+    /// `prepare_kswapd_sleep`.
+    fn prepare_kswapd_sleep(&self, node: &mut Node, order: u32, hz: usize) -> bool {
+        if node.kswapd.failures >= MAX_RECLAIM_RETRIES {
+            return true;
+        }
+        if node.pgdat_balanced(order, hz) {
+            node.kswapd.lruvec_congested = false;
+            node.kswapd.pgdat_dirty = false;
+            node.kswapd.pgdat_writeback = false;
+            return true;
+        }
+        false
+    }
+
+    /// The second half of `kswapd_try_to_sleep`: full sleep, or back to work.
+    fn after_nap(
+        &mut self,
+        node: &mut Node,
+        _alloc_order: u32,
+        reclaim_order: u32,
+        hz: usize,
+        woken_early: bool,
+    ) -> Next {
+        if woken_early {
+            let k = &mut node.kswapd;
+            if k.highest_zoneidx.is_none() {
+                k.highest_zoneidx = Some(hz);
+            }
+            k.order = k.order.max(reclaim_order);
+        }
+        if !woken_early && self.prepare_kswapd_sleep(node, reclaim_order, hz) {
+            self.sleep_events += 1;
+            if let Some(s) = self.awake_since.take() {
+                self.awake_ns += node.now - s;
+            }
+            self.state = State::Asleep { hz };
+            return Next::Sleep;
+        }
+        node.vm.add(
+            if woken_early {
+                VmEvent::KswapdLowWmarkHitQuickly
+            } else {
+                VmEvent::KswapdHighWmarkHitQuickly
+            },
+            1,
+        );
+        node.kswapd.waiting = false;
+        self.start_balance(node, hz)
+    }
+
+    /// Consume the pending request and begin `balance_pgdat`.
+    fn start_balance(&mut self, node: &mut Node, prev_hz: usize) -> Next {
+        let k = &mut node.kswapd;
+        let alloc_order = k.order;
+        let hz = k.highest_zoneidx.unwrap_or(prev_hz);
+        k.order = 0;
+        k.highest_zoneidx = None;
+        self.wake_events += 1;
+        if self.awake_since.is_none() {
+            self.awake_since = Some(node.now);
+        }
+        node.vm.add(VmEvent::Pageoutrun, 1);
+        let mut sc = ScanControl::new(GFP_KERNEL, alloc_order, hz, 0, true);
+        sc.may_unmap = true;
+        let mut zone_boosts = [0u64; MAX_NR_ZONES];
+        for z in 0..=hz.min(MAX_NR_ZONES - 1) {
+            if node.zones[z].is_managed() {
+                zone_boosts[z] = node.zones[z].watermark_boost;
+            }
+        }
+        let nr_boost_reclaim: u64 = zone_boosts.iter().sum();
+        let run = BalanceRun {
+            alloc_order,
+            hz,
+            sc,
+            nr_boost_reclaim,
+            zone_boosts,
+            boosted: nr_boost_reclaim > 0,
+        };
+        self.state = State::Balancing(Box::new(run));
+        Next::At(node.now)
+    }
+
+    /// One iteration of `balance_pgdat`'s priority loop.
+    fn balance_step(&mut self, node: &mut Node, mut run: BalanceRun) -> Next {
+        let hz = run.hz;
+        let sc = &mut run.sc;
+        let cost0 = sc.cost_ns;
+        let reclaimed_before = sc.nr_reclaimed;
+        let mut raise_priority = true;
+        sc.reclaim_idx = hz;
+        let balanced = node.pgdat_balanced(sc.order, hz);
+        if !balanced && run.nr_boost_reclaim > 0 {
+            // Boosted reclaim gave way to real reclaim: start over without the boost.
+            run.nr_boost_reclaim = 0;
+            sc.priority = DEF_PRIORITY;
+            self.state = State::Balancing(Box::new(run));
+            return Next::At(node.now + BALANCE_ITERATION_NS);
+        }
+        if run.nr_boost_reclaim == 0 && balanced {
+            return self.balance_out(node, run);
+        }
+        if run.nr_boost_reclaim > 0 && sc.priority == DEF_PRIORITY - 2 {
+            raise_priority = false;
+        }
+        sc.may_writepage = run.nr_boost_reclaim == 0;
+        sc.may_swap = run.nr_boost_reclaim == 0;
+        node.kswapd_age_node(sc);
+        if sc.priority < DEF_PRIORITY - 2 {
+            sc.may_writepage = true;
+        }
+        sc.nr_scanned = 0;
+        if kswapd_shrink_node(node, sc) {
+            raise_priority = false;
+        }
+        let delta = sc.nr_reclaimed - reclaimed_before;
+        run.nr_boost_reclaim -= run.nr_boost_reclaim.min(delta);
+        let mut done = run.nr_boost_reclaim > 0 && delta == 0;
+        if raise_priority || delta == 0 {
+            sc.priority -= 1;
+        }
+        if sc.priority < 1 {
+            done = true;
+        }
+        let immediate = sc.nr.immediate > 0;
+        let elapsed = sc.cost_ns - cost0 + BALANCE_ITERATION_NS;
+        if done {
+            if sc.nr_reclaimed == 0 {
+                node.kswapd.failures += 1;
+            }
+            return self.balance_out(node, run);
+        }
+        let mut next = node.now + elapsed;
+        if immediate {
+            // reclaim_throttle(WRITEBACK): wait for writeback to make progress, at most HZ/10.
+            let io = [node.swapdev.next_completion(), node.disk.next_completion()]
+                .into_iter()
+                .flatten()
+                .min()
+                .unwrap_or(u64::MAX);
+            next = next.max(io.min(next + WRITEBACK_THROTTLE_NS));
+        }
+        self.state = State::Balancing(Box::new(run));
+        Next::At(next)
+    }
+
+    /// The `out:` label of `balance_pgdat` and the return into `kswapd()`'s loop.
+    fn balance_out(&mut self, node: &mut Node, run: BalanceRun) -> Next {
+        if run.boosted {
+            for z in 0..MAX_NR_ZONES {
+                let b = &mut node.zones[z].watermark_boost;
+                *b -= (*b).min(run.zone_boosts[z]);
+            }
+        }
+        node.snapshot_refaults();
+        let reclaim_order = run.sc.order;
+        let cost = run.sc.cost_ns;
+        let _ = cost;
+        if reclaim_order < run.alloc_order {
+            self.state = State::TrySleep {
+                alloc_order: run.alloc_order,
+                reclaim_order,
+                hz: run.hz,
+            };
+        } else {
+            let order = node.kswapd.order;
+            let hz = node.kswapd.highest_zoneidx.unwrap_or(run.hz);
+            self.state = State::TrySleep {
+                alloc_order: order,
+                reclaim_order: order,
+                hz,
+            };
+        }
+        Next::At(node.now + BALANCE_ITERATION_NS)
+    }
+}
+
+/// `kswapd_shrink_node`: reclaim toward the sum of high watermarks; says whether enough was
+/// scanned at this priority.
+fn kswapd_shrink_node(node: &mut Node, sc: &mut ScanControl) -> bool {
+    sc.nr_to_reclaim = (0..=sc.reclaim_idx.min(MAX_NR_ZONES - 1))
+        .filter(|&z| node.zones[z].is_managed())
+        .map(|z| node.zones[z].high_wmark_pages().max(SWAP_CLUSTER_MAX))
+        .sum();
+    node.shrink_node(sc);
+    if sc.order > 0 && sc.nr_reclaimed >= (2u64 << sc.order) {
+        sc.order = 0;
+    }
+    sc.nr_scanned >= sc.nr_to_reclaim
+}
