@@ -122,7 +122,6 @@ struct Sim<'a> {
     diskio_id: ActorId,
     flusher_id: ActorId,
     reaper_id: ActorId,
-    sampler_id: ActorId,
     threads: Vec<Thread>,
     thread_ids: Vec<ActorId>,
     /// Threads of each task (process).
@@ -157,7 +156,7 @@ impl<'a> Sim<'a> {
     fn new(scn: &'a Scenario, opts: &RunOptions) -> Result<Sim<'a>, SimError> {
         let seed = opts.seed.unwrap_or(scn.sim.seed);
         let layout = host_layout(scn)?;
-        let mut node = Node::new(scn, &layout).map_err(SimError::Config)?;
+        let mut node = Node::new(scn, &layout, seed).map_err(SimError::Config)?;
         let mut q = EventQueue::new();
         let mut actors = Vec::new();
         let mut add = |q: &mut EventQueue, a: Actor| {
@@ -245,7 +244,6 @@ impl<'a> Sim<'a> {
             diskio_id,
             flusher_id,
             reaper_id,
-            sampler_id,
             threads,
             thread_ids,
             task_threads,
@@ -288,7 +286,10 @@ impl<'a> Sim<'a> {
                 self.stop_reason = format!("kernel panic: {p}");
                 break;
             }
-            if !self.has_duration && self.threads.iter().all(|t| t.is_finished()) {
+            if !self.has_duration
+                && self.reap.is_empty()
+                && self.threads.iter().all(|t| t.is_finished())
+            {
                 self.stop_reason = "all workloads finished".into();
                 break;
             }

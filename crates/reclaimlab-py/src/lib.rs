@@ -1,1 +1,322 @@
-// (under construction)
+//! `reclaimlab._core`: the thin PyO3 layer over `reclaimlab-core`.
+//!
+//! Every entry point takes a scenario either as a file (`path`) or as TOML text (`text`, reported
+//! under `name` in error messages). The Python package (`python/reclaimlab`) builds the friendly
+//! API on top of these functions; nothing here knows about files other than the scenario.
+//!
+//! Rules kept here:
+//! - The GIL is released while parsing and simulating; the progress callback reacquires it, at
+//!   most once per [`CALLBACK_INTERVAL`] of wall time, to call Python and to check for signals
+//!   (so Ctrl-C raises `KeyboardInterrupt` promptly).
+//! - No Rust panic crosses into Python: a panic becomes `SimulationError("internal error: ...")`.
+
+use std::any::Any;
+use std::cell::{Cell, RefCell};
+use std::panic::{self, AssertUnwindSafe};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use pyo3::create_exception;
+use pyo3::exceptions::{PyException, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyString, PyTuple};
+
+use reclaimlab_core::scenario::{self, Scenario};
+use reclaimlab_core::{InvariantMode, RunOptions, SimError};
+
+create_exception!(
+    reclaimlab._core,
+    ScenarioError,
+    PyException,
+    "The scenario is invalid; the message is `FILE:LINE:COL: error: in field `FIELD`: ...`."
+);
+create_exception!(
+    reclaimlab._core,
+    SimulationError,
+    PyException,
+    "The simulation could not run (configuration error) or found a broken invariant."
+);
+
+/// Least wall time between two calls into Python from the progress callback.
+const CALLBACK_INTERVAL: Duration = Duration::from_millis(50);
+
+thread_local! {
+    /// True while this thread runs engine code under [`catch_unwind`].
+    static CATCHING: Cell<bool> = const { Cell::new(false) };
+    /// Where the last caught panic happened (`file:line:col`).
+    static PANIC_LOCATION: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// Install (once) a panic hook that, for panics we catch, records the location for the error
+/// message instead of printing to stderr (unless `RUST_BACKTRACE` asks for the usual report).
+fn install_panic_hook() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let previous = panic::take_hook();
+        panic::set_hook(Box::new(move |info| {
+            if CATCHING.with(|c| c.get()) {
+                let loc = info.location().map(|l| format!("{}:{}:{}", l.file(), l.line(), l.column()));
+                PANIC_LOCATION.with(|p| *p.borrow_mut() = loc);
+                let verbose = std::env::var_os("RUST_BACKTRACE").is_some_and(|v| v != "0");
+                if !verbose {
+                    return;
+                }
+            }
+            previous(info)
+        }));
+    });
+}
+
+/// `std::panic::catch_unwind` that also records the panic's location for [`internal_error`].
+fn catch_unwind<R>(f: impl FnOnce() -> R) -> Result<R, Box<dyn Any + Send>> {
+    let was = CATCHING.with(|c| c.replace(true));
+    PANIC_LOCATION.with(|p| p.borrow_mut().take());
+    let r = panic::catch_unwind(AssertUnwindSafe(f));
+    CATCHING.with(|c| c.set(was));
+    r
+}
+
+fn panic_message(payload: Box<dyn Any + Send>) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "panic with a non-string payload".to_string()
+    }
+}
+
+fn internal_error(payload: Box<dyn Any + Send>) -> PyErr {
+    let mut msg = format!("internal error: {}", panic_message(payload));
+    if let Some(loc) = PANIC_LOCATION.with(|p| p.borrow_mut().take()) {
+        msg.push_str(&format!(" (at {loc})"));
+    }
+    SimulationError::new_err(msg)
+}
+
+/// Where the scenario comes from; exactly one of the two must be given.
+enum Source {
+    Path(PathBuf),
+    Text { text: String, name: String },
+}
+
+impl Source {
+    fn new(path: Option<PathBuf>, text: Option<String>, name: &str) -> PyResult<Source> {
+        match (path, text) {
+            (Some(p), None) => Ok(Source::Path(p)),
+            (None, Some(t)) => Ok(Source::Text { text: t, name: name.to_string() }),
+            _ => Err(PyTypeError::new_err("give exactly one of `path` and `text`")),
+        }
+    }
+
+    /// Parse and validate, without the GIL. Panics in the parser become `SimulationError`.
+    fn load(&self, py: Python<'_>) -> PyResult<Scenario> {
+        let parsed = py.allow_threads(|| {
+            catch_unwind(|| match self {
+                Source::Path(p) => scenario::parse_file(p),
+                Source::Text { text, name } => scenario::parse_str(text, name),
+            })
+        });
+        match parsed {
+            Ok(Ok(s)) => Ok(s),
+            Ok(Err(e)) => Err(ScenarioError::new_err(e.to_string())),
+            Err(payload) => Err(internal_error(payload)),
+        }
+    }
+}
+
+fn invariant_mode(arg: Option<&Bound<'_, PyAny>>) -> PyResult<InvariantMode> {
+    let Some(arg) = arg else { return Ok(InvariantMode::Off) };
+    if arg.is_none() {
+        return Ok(InvariantMode::Off);
+    }
+    let bad = || {
+        PyValueError::new_err(format!(
+            "invariants must be \"off\", \"every\" or a positive integer N (check every Nth event), not {}",
+            arg.repr().map(|r| r.to_string()).unwrap_or_else(|_| "?".into())
+        ))
+    };
+    if let Ok(s) = arg.downcast::<PyString>() {
+        let s = s.to_str()?;
+        return match s {
+            "off" => Ok(InvariantMode::Off),
+            "every" => Ok(InvariantMode::EveryEvent),
+            _ => match s.parse::<u64>() {
+                Ok(n) if n > 0 => Ok(InvariantMode::Periodic(n)),
+                _ => Err(bad()),
+            },
+        };
+    }
+    if arg.is_instance_of::<pyo3::types::PyBool>() {
+        return Err(bad());
+    }
+    match arg.extract::<u64>() {
+        Ok(n) if n > 0 => Ok(InvariantMode::Periodic(n)),
+        _ => Err(bad()),
+    }
+}
+
+/// Validate a scenario; raises `ScenarioError` with the precise message when it is invalid.
+#[pyfunction]
+#[pyo3(signature = (path=None, text=None, name="<dict>"))]
+fn parse(py: Python<'_>, path: Option<PathBuf>, text: Option<String>, name: &str) -> PyResult<()> {
+    Source::new(path, text, name)?.load(py)?;
+    Ok(())
+}
+
+/// The few facts about a scenario that front ends need before running it:
+/// `{"name": str, "seed": int, "workloads": [str, ...]}`.
+#[pyfunction]
+#[pyo3(signature = (path=None, text=None, name="<dict>"))]
+fn info<'py>(
+    py: Python<'py>,
+    path: Option<PathBuf>,
+    text: Option<String>,
+    name: &str,
+) -> PyResult<Bound<'py, PyDict>> {
+    let s = Source::new(path, text, name)?.load(py)?;
+    let d = PyDict::new_bound(py);
+    d.set_item("name", &s.name)?;
+    d.set_item("seed", s.sim.seed)?;
+    let names: Vec<&str> = s.workloads.iter().map(|w| w.name.as_str()).collect();
+    d.set_item("workloads", PyList::new_bound(py, names))?;
+    Ok(d)
+}
+
+/// The full scenario with every default filled in, as TOML.
+#[pyfunction]
+#[pyo3(signature = (path=None, text=None, name="<dict>"))]
+fn show_defaults(
+    py: Python<'_>,
+    path: Option<PathBuf>,
+    text: Option<String>,
+    name: &str,
+) -> PyResult<String> {
+    let s = Source::new(path, text, name)?.load(py)?;
+    py.allow_threads(|| catch_unwind(|| scenario::show::to_toml(&s)))
+        .map_err(internal_error)
+}
+
+/// Run a scenario and return its outputs as a dict:
+/// `vmstat`, `zoneinfo`, `buddyinfo`, `summary_json` (str), `timeseries` (dict name -> list[int],
+/// `time_ns` first), `counters` (list of (name, value) in /proc/vmstat order).
+///
+/// `progress(now_ns, end_ns)` is called now and then (at most every 50 ms of wall time); a return
+/// value of `False` stops the run (`SimulationError`), an exception it raises stops the run and
+/// propagates. Ctrl-C raises `KeyboardInterrupt`.
+#[pyfunction]
+#[pyo3(signature = (path=None, text=None, seed=None, invariants=None, progress=None, name="<dict>"))]
+fn run<'py>(
+    py: Python<'py>,
+    path: Option<PathBuf>,
+    text: Option<String>,
+    seed: Option<u64>,
+    invariants: Option<&Bound<'py, PyAny>>,
+    progress: Option<PyObject>,
+    name: &str,
+) -> PyResult<Bound<'py, PyDict>> {
+    let opts = RunOptions { seed, invariants: invariant_mode(invariants)? };
+    let progress = progress.filter(|p| !p.is_none(py));
+    if let Some(p) = &progress {
+        if !p.bind(py).is_callable() {
+            return Err(PyTypeError::new_err("progress must be callable(now_ns, end_ns) or None"));
+        }
+    }
+    let scenario = Source::new(path, text, name)?.load(py)?;
+
+    // State shared with the callback; the callback runs on this thread, without the GIL.
+    let mut py_error: Option<PyErr> = None;
+    let mut stopped_by_callback = false;
+    let mut last_call: Option<Instant> = None;
+
+    let result = py.allow_threads(|| {
+        let mut callback = |now_ns: u64, end_ns: u64| -> bool {
+            if py_error.is_some() || stopped_by_callback {
+                return false; // already asked to stop
+            }
+            let now = Instant::now();
+            if let Some(prev) = last_call {
+                if now.duration_since(prev) < CALLBACK_INTERVAL {
+                    return true;
+                }
+            }
+            last_call = Some(now);
+            Python::with_gil(|py| {
+                if let Err(e) = py.check_signals() {
+                    py_error = Some(e);
+                    return false;
+                }
+                let Some(p) = &progress else { return true };
+                match p.call1(py, (now_ns, end_ns)) {
+                    Err(e) => {
+                        py_error = Some(e);
+                        false
+                    }
+                    Ok(ret) => {
+                        // Only an explicit `False` stops the run; `None` and anything else go on.
+                        let stop = ret
+                            .bind(py)
+                            .downcast::<pyo3::types::PyBool>()
+                            .map(|b| !b.is_true())
+                            .unwrap_or(false);
+                        if stop {
+                            stopped_by_callback = true;
+                        }
+                        !stop
+                    }
+                }
+            })
+        };
+        catch_unwind(|| reclaimlab_core::run(&scenario, &opts, &mut callback))
+    });
+
+    // A Python exception raised while the run was going (Ctrl-C, or from the callback) wins,
+    // whatever the engine returned afterwards.
+    if let Some(e) = py_error {
+        return Err(e);
+    }
+    let out = match result {
+        Err(payload) => return Err(internal_error(payload)),
+        Ok(Err(SimError::Interrupted)) => {
+            let why = if stopped_by_callback {
+                "run stopped: the progress callback returned False"
+            } else {
+                "run interrupted"
+            };
+            return Err(SimulationError::new_err(why));
+        }
+        Ok(Err(e)) => return Err(SimulationError::new_err(e.to_string())),
+        Ok(Ok(out)) => out,
+    };
+
+    let d = PyDict::new_bound(py);
+    d.set_item("vmstat", out.vmstat)?;
+    d.set_item("zoneinfo", out.zoneinfo)?;
+    d.set_item("buddyinfo", out.buddyinfo)?;
+    d.set_item("summary_json", out.summary_json)?;
+    let ts = PyDict::new_bound(py);
+    for (col, values) in out.timeseries.columns {
+        ts.set_item(col, PyList::new_bound(py, values))?;
+    }
+    d.set_item("timeseries", ts)?;
+    let counters = PyList::empty_bound(py);
+    for (counter, value) in out.counters {
+        counters.append(PyTuple::new_bound(py, [counter.into_py(py), value.into_py(py)]))?;
+    }
+    d.set_item("counters", counters)?;
+    Ok(d)
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    install_panic_hook();
+    m.add("ScenarioError", py.get_type_bound::<ScenarioError>())?;
+    m.add("SimulationError", py.get_type_bound::<SimulationError>())?;
+    m.add("ENGINE_VERSION", reclaimlab_core::ENGINE_VERSION)?;
+    m.add_function(wrap_pyfunction!(parse, m)?)?;
+    m.add_function(wrap_pyfunction!(info, m)?)?;
+    m.add_function(wrap_pyfunction!(show_defaults, m)?)?;
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    Ok(())
+}

@@ -16,6 +16,7 @@ use super::swap::{BlockDevice, SwapSpace};
 use super::watermark::{self, MIGRATE_MOVABLE};
 use super::zone::Zone;
 use super::{MAX_NR_ZONES, MAX_ORDER, PAGEBLOCK_ORDER, ZONE_NORMAL};
+use crate::engine::Rng;
 use crate::observe::vmstat::{VmEvent, VmEvents};
 use crate::scenario::{CostModel, Scenario};
 
@@ -172,7 +173,7 @@ pub struct Node {
 
 impl Node {
     /// Build the node for a scenario: zones, watermarks, frames, all memory free.
-    pub fn new(scn: &Scenario, layout: &ZoneLayout) -> Result<Node, String> {
+    pub fn new(scn: &Scenario, layout: &ZoneLayout, seed: u64) -> Result<Node, String> {
         let managed = layout.managed();
         if managed.iter().sum::<u64>() == 0 {
             return Err("the host has no managed memory".into());
@@ -244,11 +245,15 @@ impl Node {
                 scn.swap.read_latency_ns,
                 scn.swap.write_latency_ns,
                 scn.swap.bandwidth_bytes_per_sec,
+                scn.swap.latency_jitter,
+                Rng::for_actor(seed, "swap-device"),
             ),
             disk: BlockDevice::new(
                 scn.disk.read_latency_ns,
                 scn.disk.write_latency_ns,
                 scn.disk.bandwidth_bytes_per_sec,
+                scn.disk.latency_jitter,
+                Rng::for_actor(seed, "disk"),
             ),
             vm: VmEvents::new(),
             stat: NodeStats::default(),

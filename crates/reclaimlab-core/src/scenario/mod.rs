@@ -143,6 +143,9 @@ pub struct SwapDevice {
     pub write_latency_ns: u64,
     /// Bytes per second, shared by reads and writes.
     pub bandwidth_bytes_per_sec: u64,
+    /// Each request's latency is `latency * (1 + jitter * u)`, u uniform in [-1, 1), drawn
+    /// from the device's own random stream.
+    pub latency_jitter: f64,
 }
 
 impl Default for SwapDevice {
@@ -152,6 +155,7 @@ impl Default for SwapDevice {
             read_latency_ns: 80 * NS_PER_US,
             write_latency_ns: 40 * NS_PER_US,
             bandwidth_bytes_per_sec: GIB,
+            latency_jitter: 0.1,
         }
     }
 }
@@ -162,6 +166,8 @@ pub struct DiskDevice {
     pub read_latency_ns: u64,
     pub write_latency_ns: u64,
     pub bandwidth_bytes_per_sec: u64,
+    /// Per-request latency spread, as for the swap device.
+    pub latency_jitter: f64,
     /// Pages read per sequential read-ahead request.
     pub readahead_pages: u64,
 }
@@ -172,6 +178,7 @@ impl Default for DiskDevice {
             read_latency_ns: 100 * NS_PER_US,
             write_latency_ns: 50 * NS_PER_US,
             bandwidth_bytes_per_sec: GIB,
+            latency_jitter: 0.1,
             readahead_pages: 32,
         }
     }
@@ -328,6 +335,8 @@ pub struct AnonSpec {
     pub passes: u64,
     /// Fraction of accesses that write (dirty the page). Anonymous pages are dirty after first touch anyway.
     pub write_fraction: f64,
+    /// Application CPU time between two accesses (the work the program does per page touched).
+    pub think_ns: u64,
     /// Sleep after the passes, holding the memory, before exiting.
     pub hold_ns: u64,
 }
@@ -339,6 +348,7 @@ impl Default for AnonSpec {
             pattern: AccessPattern::Sequential,
             passes: 1,
             write_fraction: 1.0,
+            think_ns: 0,
             hold_ns: 0,
         }
     }

@@ -121,11 +121,18 @@ const SYSCTL_KEYS: &[&str] = &[
     "lowmem_reserve_ratio",
     "swappiness",
 ];
-const SWAP_KEYS: &[&str] = &["size", "read_latency", "write_latency", "bandwidth"];
+const SWAP_KEYS: &[&str] = &[
+    "size",
+    "read_latency",
+    "write_latency",
+    "bandwidth",
+    "latency_jitter",
+];
 const DISK_KEYS: &[&str] = &[
     "read_latency",
     "write_latency",
     "bandwidth",
+    "latency_jitter",
     "readahead_pages",
 ];
 const WRITEBACK_KEYS: &[&str] = &["dirty_background_ratio", "dirty_ratio"];
@@ -138,6 +145,7 @@ const ANON_KEYS: &[&str] = &[
     "zipf_alpha",
     "passes",
     "write_fraction",
+    "think",
     "hold",
 ];
 const FILE_KEYS: &[&str] = &["size", "op", "passes", "hold"];
@@ -1004,7 +1012,22 @@ fn parse_swap(ctx: &Ctx, t: &Table, out: &mut SwapDevice) -> Res<()> {
     if let Some(f) = t.field("bandwidth") {
         out.bandwidth_bytes_per_sec = f.bandwidth(ctx)?;
     }
+    if let Some(f) = t.field("latency_jitter") {
+        out.latency_jitter = jitter(ctx, &f)?;
+    }
     Ok(())
+}
+
+/// A latency spread: a fraction in [0, 1) (1 would allow zero-latency requests).
+fn jitter(ctx: &Ctx, f: &Field) -> Res<f64> {
+    let v = f.float(ctx)?;
+    if !(0.0..1.0).contains(&v) {
+        return Err(f.err(
+            ctx,
+            format!("latency_jitter must be at least 0 and below 1, found {v}"),
+        ));
+    }
+    Ok(v)
 }
 
 fn parse_disk(ctx: &Ctx, t: &Table, out: &mut DiskDevice) -> Res<()> {
@@ -1017,6 +1040,9 @@ fn parse_disk(ctx: &Ctx, t: &Table, out: &mut DiskDevice) -> Res<()> {
     }
     if let Some(f) = t.field("bandwidth") {
         out.bandwidth_bytes_per_sec = f.bandwidth(ctx)?;
+    }
+    if let Some(f) = t.field("latency_jitter") {
+        out.latency_jitter = jitter(ctx, &f)?;
     }
     if let Some(f) = t.field("readahead_pages") {
         // A request moves at least one page; 1 means "no read-ahead". The upper bound (4 GiB
@@ -1290,6 +1316,9 @@ fn parse_anon(ctx: &Ctx, t: &Table) -> Res<(AnonSpec, usize)> {
         }
         spec.write_fraction = v;
     }
+    if let Some(f) = t.field("think") {
+        spec.think_ns = f.duration(ctx)?;
+    }
     if let Some(f) = t.field("hold") {
         spec.hold_ns = f.duration(ctx)?;
     }
@@ -1479,7 +1508,8 @@ file = { size = "8GiB", op = "write", passes = 2, hold = "1min" }
                 size_bytes: 2_000_000_000,
                 read_latency_ns: 100 * NS_PER_US,
                 write_latency_ns: 50 * NS_PER_US,
-                bandwidth_bytes_per_sec: 500 * MIB
+                bandwidth_bytes_per_sec: 500 * MIB,
+                latency_jitter: 0.1,
             }
         );
         assert_eq!(
@@ -1488,6 +1518,7 @@ file = { size = "8GiB", op = "write", passes = 2, hold = "1min" }
                 read_latency_ns: NS_PER_MS,
                 write_latency_ns: 2 * NS_PER_MS,
                 bandwidth_bytes_per_sec: 200_000_000,
+                latency_jitter: 0.1,
                 readahead_pages: 64
             }
         );
@@ -1526,6 +1557,7 @@ file = { size = "8GiB", op = "write", passes = 2, hold = "1min" }
                 pattern: AccessPattern::Zipf { alpha: 0.99 },
                 passes: 3,
                 write_fraction: 0.5,
+                think_ns: 0,
                 hold_ns: 2_500_000_000
             })
         );

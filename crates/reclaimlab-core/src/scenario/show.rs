@@ -141,6 +141,11 @@ pub fn to_toml(s: &Scenario) -> String {
         format!("\"{}\"", format_bandwidth(sw.bandwidth_bytes_per_sec)),
         "bytes per second, shared by reads and writes",
     );
+    w.kv(
+        "latency_jitter",
+        float(sw.latency_jitter),
+        "per-request latency spread: latency * (1 + jitter * u), u in [-1, 1)",
+    );
 
     let d = &s.disk;
     w.table("disk");
@@ -158,6 +163,11 @@ pub fn to_toml(s: &Scenario) -> String {
         "bandwidth",
         format!("\"{}\"", format_bandwidth(d.bandwidth_bytes_per_sec)),
         "bytes per second, shared by reads and writes",
+    );
+    w.kv(
+        "latency_jitter",
+        float(d.latency_jitter),
+        "per-request latency spread, as for swap",
     );
     w.kv(
         "readahead_pages",
@@ -266,6 +276,11 @@ fn workload(w: &mut Writer, wl: &Workload) {
             "write_fraction",
             float(a.write_fraction),
             "fraction of accesses that write (0..1)",
+        );
+        w.kv(
+            "think",
+            dur(a.think_ns),
+            "application CPU time between two accesses",
         );
         w.kv(
             "hold",
@@ -516,9 +531,11 @@ mod tests {
             s.swap.read_latency_ns = next(NS_PER_SEC);
             s.swap.write_latency_ns = next(NS_PER_SEC);
             s.swap.bandwidth_bytes_per_sec = 1 + next(1 << 36);
+            s.swap.latency_jitter = next(1000) as f64 / 1000.0;
             s.disk.read_latency_ns = next(NS_PER_SEC);
             s.disk.write_latency_ns = next(NS_PER_SEC);
             s.disk.bandwidth_bytes_per_sec = 1 + next(1 << 36);
+            s.disk.latency_jitter = next(1000) as f64 / 1000.0;
             s.disk.readahead_pages = 1 + next(1 << 20);
             s.writeback.dirty_background_ratio = next(101);
             s.writeback.dirty_ratio = next(101);
@@ -547,6 +564,7 @@ mod tests {
                     },
                     passes: 1 + next(1000),
                     write_fraction: next(1001) as f64 / 1000.0,
+                    think_ns: next(1 << 20),
                     hold_ns: next(1 << 40),
                 });
                 w.file = (kind != 0).then(|| FileSpec {

@@ -27,6 +27,7 @@ enum Kind {
         pattern: AccessPattern,
         zipf: Option<Zipf>,
         write_fraction: f64,
+        think_ns: u64,
     },
     File {
         write: bool,
@@ -137,6 +138,7 @@ impl Thread {
             pattern: spec.pattern,
             zipf,
             write_fraction: spec.write_fraction,
+            think_ns: spec.think_ns,
         };
         Thread::new(
             format!("{workload}/anon"),
@@ -204,6 +206,7 @@ impl Thread {
                 pattern,
                 zipf,
                 write_fraction,
+                ..
             } => {
                 let idx = match pattern {
                     AccessPattern::Sequential => self.pos,
@@ -233,6 +236,10 @@ impl Thread {
         self.ctx.cost_ns = 0;
         self.ctx.stall_ns = 0;
         let is_file = matches!(self.kind, Kind::File { .. });
+        let think_ns = match self.kind {
+            Kind::Anon { think_ns, .. } => think_ns,
+            Kind::File { .. } => 0,
+        };
         let writes_file = matches!(self.kind, Kind::File { write: true });
         if writes_file {
             if let Some(pause) = dirty_throttle(node) {
@@ -258,6 +265,7 @@ impl Thread {
             } else {
                 node.anon_access(vp, write, &mut self.ctx)
             };
+            self.ctx.cost_ns += think_ns;
             match r {
                 Access::Done => self.advance(),
                 Access::Block(until) => {

@@ -1,0 +1,22 @@
+# Type stubs for the Rust extension (crates/reclaimlab-py/src/lib.rs).
+from collections.abc import Callable
+from os import PathLike
+
+ENGINE_VERSION: str
+
+class ScenarioError(Exception): ...
+class SimulationError(Exception): ...
+
+_Path = str | PathLike[str] | None
+
+def parse(path: _Path = None, text: str | None = None, name: str = "<dict>") -> None: ...
+def info(path: _Path = None, text: str | None = None, name: str = "<dict>") -> dict[str, object]: ...
+def show_defaults(path: _Path = None, text: str | None = None, name: str = "<dict>") -> str: ...
+def run(
+    path: _Path = None,
+    text: str | None = None,
+    seed: int | None = None,
+    invariants: str | int | None = None,
+    progress: Callable[[int, int], bool | None] | None = None,
+    name: str = "<dict>",
+) -> dict[str, object]: ...

@@ -1,0 +1,218 @@
+"""The Python API: run a scenario (a TOML file or the same structure as a dict) and get DataFrames."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Union
+
+from . import _core
+from .output import write_result_dir
+
+ScenarioLike = Union[str, os.PathLike, Mapping[str, Any]]
+ProgressLike = Union[bool, None, Callable[[int, int], Any]]
+
+# Keys that may hold the total simulated time in summary.json, in order of preference.
+_SIM_TIME_KEYS = ("sim_time_ns", "simulated_ns", "end_ns", "duration_ns")
+
+
+class ScenarioNotFound(FileNotFoundError):
+    """The scenario path does not name a file."""
+
+    def __init__(self, path: str):
+        super().__init__(f"{path}: no such file")
+        self.path = path
+
+
+@dataclass(frozen=True)
+class Source:
+    """A scenario as the extension takes it: a path, or TOML text reported under ``name``."""
+
+    path: str | None = None
+    text: str | None = None
+    name: str = "<dict>"
+
+    def kwargs(self) -> dict[str, Any]:
+        if self.path is not None:
+            return {"path": self.path}
+        return {"text": self.text, "name": self.name}
+
+
+def _plain(value: Any) -> Any:
+    """Mappings and sequences (other than strings) as plain dicts and lists, for tomli_w."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def scenario_source(scenario: ScenarioLike | Source) -> Source:
+    """Turn a path or a dict into a :class:`Source`. Raises ScenarioNotFound for a missing file."""
+    if isinstance(scenario, Source):
+        return scenario
+    if isinstance(scenario, Mapping):
+        import tomli_w
+
+        return Source(text=tomli_w.dumps(_plain(scenario)), name="<dict>")
+    if isinstance(scenario, (str, os.PathLike)):
+        path = os.fspath(scenario)
+        if not os.path.isfile(path):
+            raise ScenarioNotFound(path)
+        return Source(path=path)
+    raise TypeError(
+        f"scenario must be a path or a dict, not {type(scenario).__name__}"
+    )
+
+
+def validate(scenario: ScenarioLike | Source) -> None:
+    """Raise ScenarioError if the scenario is invalid."""
+    _core.parse(**scenario_source(scenario).kwargs())
+
+
+def scenario_info(scenario: ScenarioLike | Source) -> dict[str, Any]:
+    """``{"name", "seed", "workloads"}`` of a valid scenario (raises ScenarioError otherwise)."""
+    return dict(_core.info(**scenario_source(scenario).kwargs()))
+
+
+def show_defaults(scenario: ScenarioLike | Source) -> str:
+    """The full scenario with every default written out, as TOML."""
+    text = _core.show_defaults(**scenario_source(scenario).kwargs())
+    return text if text.endswith("\n") else text + "\n"
+
+
+def parse_vmstat(text: str) -> dict[str, int]:
+    """``/proc/vmstat`` text to an ordered dict (counters and gauges alike)."""
+    out: dict[str, int] = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) == 2:
+            out[parts[0]] = int(parts[1])
+    return out
+
+
+def sim_time_ns(summary: Mapping[str, Any]) -> int | None:
+    """The simulated time recorded in a summary, if it records one."""
+    for key in _SIM_TIME_KEYS:
+        value = summary.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    return None
+
+
+class RunResult:
+    """The outputs of one run. Build it with :func:`run`."""
+
+    def __init__(self, raw: Mapping[str, Any], wall_time_s: float = 0.0):
+        self.vmstat_text: str = raw["vmstat"]
+        self.zoneinfo: str = raw["zoneinfo"]
+        self.buddyinfo: str = raw["buddyinfo"]
+        self.summary_json: str = raw["summary_json"]
+        self.counters: dict[str, int] = dict(raw.get("counters", ()))
+        self._columns: dict[str, list[int]] = dict(raw["timeseries"])
+        self.wall_time_s = wall_time_s
+        self.out: Path | None = None
+
+    @cached_property
+    def vmstat(self) -> dict[str, int]:
+        """``/proc/vmstat`` at the end of the run, name -> value, in the kernel's order."""
+        return parse_vmstat(self.vmstat_text)
+
+    @cached_property
+    def summary(self) -> dict[str, Any]:
+        return json.loads(self.summary_json)
+
+    @cached_property
+    def timeseries(self):
+        """The sampled time series as a pandas DataFrame (``time_ns`` first, int64 columns)."""
+        import numpy as np
+        import pandas as pd
+
+        return pd.DataFrame(
+            {name: np.asarray(values, dtype=np.int64) for name, values in self._columns.items()}
+        )
+
+    @property
+    def scenario(self) -> str | None:
+        return self.summary.get("scenario")
+
+    @property
+    def seed(self) -> int | None:
+        return self.summary.get("seed")
+
+    @property
+    def headline(self) -> dict[str, Any]:
+        h = self.summary.get("headline")
+        return dict(h) if isinstance(h, Mapping) else {}
+
+    @property
+    def sim_time_ns(self) -> int | None:
+        t = sim_time_ns(self.summary)
+        if t is None:
+            times = self._columns.get("time_ns")
+            t = int(times[-1]) if times else None
+        return t
+
+    def texts(self) -> dict[str, str]:
+        return {
+            "vmstat": self.vmstat_text,
+            "zoneinfo": self.zoneinfo,
+            "buddyinfo": self.buddyinfo,
+            "summary.json": self.summary_json,
+        }
+
+    def write(self, directory: str | os.PathLike) -> Path:
+        """Write the result directory (vmstat, zoneinfo, buddyinfo, summary.json,
+        timeseries.parquet), replacing a previous result there only once complete."""
+        self.out = write_result_dir(directory, self.texts(), self._columns)
+        return self.out
+
+    def __repr__(self) -> str:
+        return f"<RunResult scenario={self.scenario!r} seed={self.seed!r}>"
+
+
+def _progress_callback(progress: ProgressLike):
+    """(callback for the extension, object to close afterwards or None)."""
+    if progress is None or progress is False:
+        return None, None
+    if progress is True:
+        from .progress import ProgressBar
+
+        bar = ProgressBar(sys.stderr)
+        return bar, bar
+    if callable(progress):
+        return progress, progress if hasattr(progress, "close") else None
+    raise TypeError("progress must be a bool or a callable(now_ns, end_ns)")
+
+
+def run(
+    scenario: ScenarioLike,
+    seed: int | None = None,
+    out: str | os.PathLike | None = None,
+    invariants: str | int = "off",
+    progress: ProgressLike = False,
+) -> RunResult:
+    """Run a scenario (path to a TOML file, or a dict of the same structure).
+
+    ``seed`` overrides the scenario's seed; ``out`` writes the result directory; ``invariants`` is
+    "off", "every" or N (check every Nth event); ``progress=True`` shows a progress bar on stderr
+    (if it is a terminal) for runs longer than a second, or pass a callable(now_ns, end_ns).
+    """
+    src = scenario_source(scenario)
+    callback, closer = _progress_callback(progress)
+    t0 = time.perf_counter()
+    try:
+        raw = _core.run(**src.kwargs(), seed=seed, invariants=invariants, progress=callback)
+    finally:
+        if closer is not None:
+            closer.close()
+    result = RunResult(raw, wall_time_s=time.perf_counter() - t0)
+    if out is not None:
+        result.write(out)
+    return result

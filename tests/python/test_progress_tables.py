@@ -1,0 +1,114 @@
+"""Progress bar and tables (pure Python)."""
+
+from __future__ import annotations
+
+import io
+
+from reclaimlab.progress import ProgressBar, format_seconds, render_bar
+from reclaimlab.tables import headline_columns, key_value_table, markdown_table, run_summary_rows
+
+
+class Clock:
+    def __init__(self):
+        self.t = 100.0
+
+    def __call__(self):
+        return self.t
+
+
+class Tty(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_bar_silent_during_first_second():
+    clock, s = Clock(), Tty()
+    bar = ProgressBar(s, clock=clock)
+    clock.t += 0.99
+    assert bar(1_000_000_000, 10_000_000_000) is None
+    assert s.getvalue() == ""
+    clock.t += 0.02
+    bar(2_000_000_000, 10_000_000_000)
+    text = s.getvalue()
+    assert text.startswith("\r[")
+    assert "20.0%" in text and "2.000 s / 10.00 s simulated" in text
+    assert "x real time" in text
+    bar.close()
+    assert s.getvalue().endswith("\r") and not bar.shown
+
+
+def test_bar_silent_without_tty():
+    clock, s = Clock(), io.StringIO()
+    bar = ProgressBar(s, clock=clock)
+    clock.t += 5
+    bar(1, 2)
+    bar.close()
+    assert s.getvalue() == ""
+
+
+def test_bar_never_shown_means_close_writes_nothing():
+    s = Tty()
+    bar = ProgressBar(s, clock=Clock())
+    bar(1, 2)
+    bar.close()
+    assert s.getvalue() == ""
+
+
+def test_bar_pads_shorter_line():
+    clock, s = Clock(), Tty()
+    bar = ProgressBar(s, clock=clock, delay=0)
+    clock.t += 0.001
+    bar(999_000_000_000, 1_000_000_000_000)
+    first = s.getvalue()
+    bar(1, 1_000_000_000)
+    second = s.getvalue()[len(first):]
+    assert len(second) >= len(first)
+
+
+def test_render_bar():
+    line = render_bar(5_000_000_000, 10_000_000_000, 0.5, width=10)
+    assert line.startswith("[#####-----]")
+    assert " 50.0%" in line and "10x real time" in line
+    assert render_bar(0, 0, 1.0, width=4).startswith("[####] 100.0%")
+    assert render_bar(20, 10, 1.0, width=4).startswith("[####] 100.0%")
+
+
+def test_format_seconds():
+    assert format_seconds(0.1234) == "0.123 s"
+    assert format_seconds(12.345) == "12.35 s"
+    assert format_seconds(125) == "2m 05s"
+    assert format_seconds(3725) == "1h 02m"
+
+
+def test_summary_table_lists_headline_in_order():
+    rows = run_summary_rows(
+        scenario="s",
+        seed=7,
+        sim_time_ns=2_500_000_000,
+        wall_time_s=0.25,
+        headline={"pswpin": 1, "pswpout": 22, "allocstall": 0, "oom_kill": 0},
+        out="results/s",
+    )
+    text = key_value_table(rows)
+    labels = [line.split("  ")[0].strip() for line in text.splitlines()]
+    assert labels == [
+        "scenario", "seed", "simulated time", "wall time",
+        "pswpin", "pswpout", "allocstall", "oom_kill", "results",
+    ]
+    assert "2.500 s" in text and "0.250 s" in text and "22" in text
+
+
+def test_markdown_table():
+    md = markdown_table(["scenario", "seed", "pswpout"], [["a|b", 1, 2.5], ["c", 10, None]])
+    lines = md.splitlines()
+    assert lines[0].startswith("| scenario")
+    assert lines[1].split("|")[2].strip().endswith(":")  # numeric column right-aligned
+    assert "a\\|b" in lines[2]
+    assert lines[3].rstrip().endswith("- |")  # missing value
+    assert all(len(line) == len(lines[0]) for line in lines)
+
+
+def test_headline_columns_union_in_order():
+    assert headline_columns(
+        [{"headline": {"a": 1, "b": 2}}, {"headline": {"b": 1, "c": 3}}, {"nothing": 1}]
+    ) == ["a", "b", "c"]
