@@ -139,7 +139,13 @@ class RunResult:
         )
 
     @property
+    def name(self) -> str | None:
+        """The scenario's name."""
+        return self.summary.get("name")
+
+    @property
     def scenario(self) -> str | None:
+        """The scenario as run, every default filled in (TOML text)."""
         return self.summary.get("scenario")
 
     @property
@@ -174,7 +180,7 @@ class RunResult:
         return self.out
 
     def __repr__(self) -> str:
-        return f"<RunResult scenario={self.scenario!r} seed={self.seed!r}>"
+        return f"<RunResult name={self.name!r} seed={self.seed!r}>"
 
 
 def _progress_callback(progress: ProgressLike):

@@ -120,7 +120,8 @@ class FakeEngine:
         if progress is not None:
             progress(500, 1000)
         summary = {
-            "scenario": sname,
+            "name": sname,
+            "scenario": self.show_defaults(path, text, name),
             "seed": seed,
             "engine_version": _core.ENGINE_VERSION,
             "headline": {"pswpin": seed * 10, "pswpout": seed * 20, "oom_kill": 0},

@@ -14,7 +14,7 @@ from reclaimlab.output import RESULT_FILES, write_parquet, write_result_dir, wri
 
 
 def raw(seed: int = 1, rows: int = 50) -> dict:
-    summary = {"scenario": "t", "seed": seed, "engine_version": "x", "headline": {"pswpout": seed}}
+    summary = {"name": "t", "scenario": "t", "seed": seed, "engine_version": "x", "headline": {"pswpout": seed}}
     return {
         "vmstat": f"nr_free_pages 12\npswpin 0\npswpout {seed}\n",
         "zoneinfo": "Node 0, zone   Normal\n  pages free     12\n",
@@ -54,7 +54,7 @@ def test_result_fields():
     r = RunResult(raw(seed=4))
     assert list(r.vmstat.items()) == [("nr_free_pages", 12), ("pswpin", 0), ("pswpout", 4)]
     assert r.counters == {"pswpin": 0, "pswpout": 4}
-    assert r.summary["seed"] == 4 and r.seed == 4 and r.scenario == "t"
+    assert r.summary["seed"] == 4 and r.seed == 4 and r.name == "t"
     assert r.headline == {"pswpout": 4}
     assert r.timeseries.columns[0] == "time_ns"
     assert r.sim_time_ns == 49 * 100_000_000  # no time in summary: last sample

@@ -79,8 +79,8 @@ impl std::fmt::Display for SimError {
 
 impl std::error::Error for SimError {}
 
-/// Run one scenario to completion. `progress(now_ns, end_ns)` is called now and then (about
-/// every few milliseconds of wall time); returning `false` stops the run with `Interrupted`.
+/// Run one scenario to completion. `progress(now_ns, end_ns)` is called before the first event
+/// and then about every 20 ms of wall time; returning `false` stops the run with `Interrupted`.
 pub fn run(
     scenario: &Scenario,
     opts: &RunOptions,
@@ -262,6 +262,10 @@ impl<'a> Sim<'a> {
     fn run(&mut self, progress: &mut dyn FnMut(u64, u64) -> bool) -> Result<(), SimError> {
         let mut last_report = Instant::now();
         self.stop_reason = "duration reached".into();
+        // Once before the first event, so a caller can always stop a run it started.
+        if !progress(0, self.end_ns) {
+            return Err(SimError::Interrupted);
+        }
         while let Some(a) = self.q.pop(self.end_ns) {
             self.node.now = self.q.now();
             self.step(a);
@@ -305,7 +309,6 @@ impl<'a> Sim<'a> {
             self.check_invariants()?;
         }
         self.wall_ns = self.wall_start.elapsed().as_nanos() as u64;
-        let _ = progress(self.q.now(), self.q.now());
         Ok(())
     }
 

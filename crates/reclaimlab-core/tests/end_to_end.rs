@@ -127,7 +127,10 @@ fn anon_overcommit_without_swap_ends_in_one_oom_kill() {
     );
     assert_eq!(counter(&out, "oom_kill"), 1);
     assert_eq!(counter(&out, "pswpout"), 0);
-    assert!(counter(&out, "allocstall_movable") > 0, "user faults stall as movable");
+    assert!(
+        counter(&out, "allocstall_movable") > 0,
+        "user faults stall as movable"
+    );
     let s = summary(&out);
     let kills = s["oom_kills"].as_array().unwrap();
     assert_eq!(kills.len(), 1);
@@ -141,7 +144,11 @@ fn anon_overcommit_without_swap_ends_in_one_oom_kill() {
 
 #[test]
 fn file_streaming_reclaims_page_cache_without_swapping() {
-    let out = go(&example("file-streaming"), None, InvariantMode::Periodic(200_000));
+    let out = go(
+        &example("file-streaming"),
+        None,
+        InvariantMode::Periodic(200_000),
+    );
     assert_eq!(counter(&out, "pswpout"), 0);
     assert_eq!(counter(&out, "pgsteal_anon"), 0);
     // 12 GiB streamed twice through ~3.7 GiB of RAM: most of it was reclaimed behind the reader.
@@ -152,7 +159,11 @@ fn file_streaming_reclaims_page_cache_without_swapping() {
 
 #[test]
 fn mixed_anon_working_set_survives_file_streaming() {
-    let out = go(&example("anon-plus-file"), None, InvariantMode::Periodic(200_000));
+    let out = go(
+        &example("anon-plus-file"),
+        None,
+        InvariantMode::Periodic(200_000),
+    );
     let streamed = 12 * 262_144u64;
     let pswpout = counter(&out, "pswpout");
     // The used-once stream is reclaimed, not the re-touched working set.
@@ -183,7 +194,10 @@ fn examples_are_deterministic_and_seed_sensitive() {
         let b = go(&scn, Some(11), InvariantMode::Off);
         assert!(same(&a, &b), "{name}: two runs with the same seed differ");
         let c = go(&scn, Some(12), InvariantMode::Off);
-        assert_ne!(a.summary_json, c.summary_json, "{name}: the seed is recorded");
+        assert_ne!(
+            a.summary_json, c.summary_json,
+            "{name}: the seed is recorded"
+        );
         if name == "anon-overcommit-noswap" {
             // Nothing in it draws random numbers: no device I/O, a sequential touch.
             assert_eq!(a.vmstat, c.vmstat);
@@ -201,14 +215,17 @@ fn examples_are_deterministic_and_seed_sensitive() {
 fn zoneinfo_host_reproduces_the_captured_watermarks() {
     // Describe the host by this machine's real /proc/zoneinfo; the model's zoneinfo must print
     // the same watermarks and protection for every populated zone.
-    let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/zoneinfo-host-6.18.txt");
+    let fixture =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/zoneinfo-host-6.18.txt");
     let text = format!(
         "[host]\nzoneinfo = \"{}\"\n[sim]\nduration = \"10ms\"\n[[workload]]\nname = \"w\"\n[workload.anon]\nsize = \"1MiB\"\n",
         fixture.display()
     );
     let scn = parse_str(&text, "<zoneinfo>").unwrap_or_else(|e| panic!("{e}"));
     let out = go(&scn, None, InvariantMode::EveryEvent);
-    let printed = reclaimlab_core::mm::layout::parse_zoneinfo(&std::fs::read_to_string(&fixture).unwrap()).unwrap();
+    let printed =
+        reclaimlab_core::mm::layout::parse_zoneinfo(&std::fs::read_to_string(&fixture).unwrap())
+            .unwrap();
     let ours = reclaimlab_core::mm::layout::parse_zoneinfo(&out.zoneinfo).unwrap();
     for z in 0..3 {
         let a = printed.printed_zone(z).unwrap();

@@ -55,7 +55,9 @@ fn install_panic_hook() {
         let previous = panic::take_hook();
         panic::set_hook(Box::new(move |info| {
             if CATCHING.with(|c| c.get()) {
-                let loc = info.location().map(|l| format!("{}:{}:{}", l.file(), l.line(), l.column()));
+                let loc = info
+                    .location()
+                    .map(|l| format!("{}:{}:{}", l.file(), l.line(), l.column()));
                 PANIC_LOCATION.with(|p| *p.borrow_mut() = loc);
                 let verbose = std::env::var_os("RUST_BACKTRACE").is_some_and(|v| v != "0");
                 if !verbose {
@@ -104,8 +106,13 @@ impl Source {
     fn new(path: Option<PathBuf>, text: Option<String>, name: &str) -> PyResult<Source> {
         match (path, text) {
             (Some(p), None) => Ok(Source::Path(p)),
-            (None, Some(t)) => Ok(Source::Text { text: t, name: name.to_string() }),
-            _ => Err(PyTypeError::new_err("give exactly one of `path` and `text`")),
+            (None, Some(t)) => Ok(Source::Text {
+                text: t,
+                name: name.to_string(),
+            }),
+            _ => Err(PyTypeError::new_err(
+                "give exactly one of `path` and `text`",
+            )),
         }
     }
 
@@ -126,7 +133,9 @@ impl Source {
 }
 
 fn invariant_mode(arg: Option<&Bound<'_, PyAny>>) -> PyResult<InvariantMode> {
-    let Some(arg) = arg else { return Ok(InvariantMode::Off) };
+    let Some(arg) = arg else {
+        return Ok(InvariantMode::Off);
+    };
     if arg.is_none() {
         return Ok(InvariantMode::Off);
     }
@@ -215,11 +224,16 @@ fn run<'py>(
     progress: Option<PyObject>,
     name: &str,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let opts = RunOptions { seed, invariants: invariant_mode(invariants)? };
+    let opts = RunOptions {
+        seed,
+        invariants: invariant_mode(invariants)?,
+    };
     let progress = progress.filter(|p| !p.is_none(py));
     if let Some(p) = &progress {
         if !p.bind(py).is_callable() {
-            return Err(PyTypeError::new_err("progress must be callable(now_ns, end_ns) or None"));
+            return Err(PyTypeError::new_err(
+                "progress must be callable(now_ns, end_ns) or None",
+            ));
         }
     }
     let scenario = Source::new(path, text, name)?.load(py)?;
@@ -301,7 +315,10 @@ fn run<'py>(
     d.set_item("timeseries", ts)?;
     let counters = PyList::empty_bound(py);
     for (counter, value) in out.counters {
-        counters.append(PyTuple::new_bound(py, [counter.into_py(py), value.into_py(py)]))?;
+        counters.append(PyTuple::new_bound(
+            py,
+            [counter.into_py(py), value.into_py(py)],
+        ))?;
     }
     d.set_item("counters", counters)?;
     Ok(d)

@@ -79,10 +79,11 @@ def read_summary(result_dir: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def is_up_to_date(summary: dict[str, Any] | None, name: str, seed: int) -> bool:
+def is_up_to_date(summary: dict[str, Any] | None, resolved: str, seed: int) -> bool:
+    """Same fully resolved scenario (every default filled in), seed and engine version."""
     return (
         summary is not None
-        and summary.get("scenario") == name
+        and summary.get("scenario") == resolved
         and summary.get("seed") == seed
         and summary.get("engine_version") == _core.ENGINE_VERSION
     )
@@ -149,7 +150,8 @@ def main(args: argparse.Namespace) -> int:
             names[dirname] = path
             out = root / dirname
             existing = read_summary(out)
-            if is_up_to_date(existing, o.name, int(info["seed"])):
+            resolved = _core.show_defaults(path=str(path))
+            if is_up_to_date(existing, resolved, int(info["seed"])):
                 o.summary, o.status = existing, "up to date"
                 _say(f"{prefix}: up to date ({out})")
                 continue

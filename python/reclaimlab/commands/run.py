@@ -49,7 +49,7 @@ def main(args: argparse.Namespace) -> int:
     result = api.run(src, seed=args.seed, invariants=args.check_invariants, progress=bar)
     result.write(out)
     rows = run_summary_rows(
-        scenario=result.scenario if result.scenario is not None else info["name"],
+        scenario=result.name if result.name is not None else info["name"],
         seed=result.seed if result.seed is not None else (args.seed if args.seed is not None else info["seed"]),
         sim_time_ns=result.sim_time_ns,
         wall_time_s=result.wall_time_s,
