@@ -1,6 +1,6 @@
 //! Page frames as struct-of-arrays, and the intrusive doubly-linked lists threaded through them.
 //!
-//! Per frame: `flags` (u16), `order` (u8, the order of a free buddy block at its head frame),
+//! Per frame: `flags` (u16, page flags; mapping state is in the page table), `order` (u8, the order of a free buddy block at its head frame),
 //! `prev`/`next` (u32 list links, shared by the buddy free lists and the LRU lists: a frame is
 //! on at most one list), and `owner` (u32, the virtual page mapped to it: the reverse map).
 //! That is 15 bytes per frame: 2^20 frames (4 GiB) take 15 MiB.
@@ -24,10 +24,7 @@ pub mod pg {
     /// Anonymous (swap-backed) page.
     pub const SWAPBACKED: u16 = 1 << 8;
     pub const SWAPCACHE: u16 = 1 << 9;
-    /// Mapped by a page table entry of its owner.
-    pub const MAPPED: u16 = 1 << 10;
-    /// The hardware accessed bit of the mapping PTE (harvested by `folio_referenced`).
-    pub const YOUNG: u16 = 1 << 11;
+    // (Mapped, accessed and PTE-dirty state live in the page table entry: `mm::node::PTE_*`.)
     /// Not managed memory (zone padding): never free, never on a list.
     pub const RESERVED: u16 = 1 << 12;
     /// Allocated but not on the LRU (kernel allocations, pages in flight between owner and LRU).

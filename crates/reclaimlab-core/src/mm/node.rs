@@ -4,8 +4,10 @@
 //! Virtual pages. Every anonymous region and every file gets a range of global virtual page
 //! numbers (vpages). `pte[vpage]` says where the page is: `PTE_NONE` (never touched, or a file
 //! page not in the page cache), a frame number (resident: mapped, or in the swap cache), or
-//! `PTE_SWAP` (its only copy is on the swap device). `shadow[vpage]` holds the workingset shadow
-//! entry left when the page was evicted (core-mm §5.11).
+//! `PTE_SWAP` (its only copy is on the swap device). As in a real page table, a resident
+//! anonymous entry also carries the present/mapped bit and the hardware accessed (young) and
+//! dirty bits: a user access touches only this array. `shadow[vpage]` holds the workingset
+//! shadow entry left when the page was evicted (core-mm §5.11).
 
 use super::buddy::FreeArea;
 use super::frames::{pg, Frames, NIL};
@@ -21,7 +23,25 @@ use crate::observe::vmstat::{VmEvent, VmEvents};
 use crate::scenario::{CostModel, Scenario};
 
 pub const PTE_NONE: u32 = u32::MAX;
+/// The page's only copy is on the swap device (also set in `PTE_NONE`: neither is resident).
 pub const PTE_SWAP: u32 = 0x8000_0000;
+/// Resident and mapped by its owner; a resident entry without it is an unmapped swap-cache page.
+pub const PTE_MAPPED: u32 = 0x4000_0000;
+/// Hardware accessed bit, harvested by `folio_referenced`.
+pub const PTE_YOUNG: u32 = 0x2000_0000;
+/// Hardware dirty bit, moved to the page at unmap time.
+pub const PTE_DIRTY: u32 = 0x1000_0000;
+/// Frame number bits of a resident entry (frames are limited to 2^28, 1 TiB of RAM).
+pub const PTE_PFN_MASK: u32 = 0x0fff_ffff;
+
+#[inline]
+pub fn pte_present(pte: u32) -> bool {
+    pte & PTE_SWAP == 0
+}
+#[inline]
+pub fn pte_pfn(pte: u32) -> u32 {
+    pte & PTE_PFN_MASK
+}
 pub const SHADOW_NONE: u32 = u32::MAX;
 const SHADOW_WORKINGSET: u32 = 0x8000_0000;
 const SHADOW_AGE_MASK: u32 = 0x7fff_ffff;
@@ -188,10 +208,9 @@ impl Node {
                 next = (next + managed[z]).div_ceil(align) * align;
             }
         }
-        if next >= PTE_SWAP as u64 {
+        if next > PTE_PFN_MASK as u64 {
             return Err(format!(
-                "{} pages of RAM is more than the simulator's 2^31-frame limit",
-                next
+                "{next} pages of RAM is more than the simulator's 2^28-frame (1 TiB) limit"
             ));
         }
         let nframes = next as usize;
@@ -448,16 +467,16 @@ impl Node {
     /// One user access to anonymous vpage `vp` (the workload hot path).
     #[inline]
     pub fn anon_access(&mut self, vp: u32, write: bool, t: &mut TaskCtx) -> Access {
-        let pte = self.pte[vp as usize];
-        if pte < PTE_SWAP {
-            let f = &mut self.frames.flags[pte as usize];
-            if *f & pg::MAPPED != 0 {
-                // Plain access: the MMU sets the accessed (and dirty) bit.
-                *f |= pg::YOUNG | if write { pg::DIRTY } else { 0 };
-                t.cost_ns += self.cfg.cost.anon_touch_ns;
-                return Access::Done;
-            }
-            return self.swapcache_fault(vp, pte, write, t);
+        let e = &mut self.pte[vp as usize];
+        let pte = *e;
+        if pte & (PTE_SWAP | PTE_MAPPED) == PTE_MAPPED {
+            // Plain access: the MMU sets the accessed (and dirty) bit in the PTE.
+            *e = pte | PTE_YOUNG | if write { PTE_DIRTY } else { 0 };
+            t.cost_ns += self.cfg.cost.anon_touch_ns;
+            return Access::Done;
+        }
+        if pte_present(pte) {
+            return self.swapcache_fault(vp, pte_pfn(pte), write, t);
         }
         if pte == PTE_NONE {
             self.anon_fault(vp, write, t)
@@ -474,10 +493,9 @@ impl Node {
         };
         self.vm.add(VmEvent::Pgfault, 1);
         t.cost_ns += self.cfg.cost.anon_fault_ns;
-        self.frames.flags[pfn as usize] =
-            pg::SWAPBACKED | pg::MAPPED | pg::YOUNG | if write { pg::DIRTY } else { 0 };
+        self.frames.flags[pfn as usize] = pg::SWAPBACKED;
         self.frames.owner[pfn as usize] = vp;
-        self.pte[vp as usize] = pfn;
+        self.pte[vp as usize] = pfn | PTE_MAPPED | PTE_YOUNG | if write { PTE_DIRTY } else { 0 };
         self.stat.nr_anon_pages += 1;
         self.tasks[t.task].rss_anon += 1;
         self.lru_add(pfn);
@@ -488,12 +506,11 @@ impl Node {
     fn swapcache_fault(&mut self, vp: u32, pfn: u32, write: bool, t: &mut TaskCtx) -> Access {
         self.vm.add(VmEvent::Pgfault, 1);
         t.cost_ns += self.cfg.cost.swapcache_fault_ns;
-        self.frames.set(pfn, pg::MAPPED | pg::YOUNG);
+        self.pte[vp as usize] = pfn | PTE_MAPPED | PTE_YOUNG;
         self.stat.nr_anon_pages += 1;
-        let task = self.tasks.get_mut(t.task).expect("task");
+        let task = &mut self.tasks[t.task];
         task.rss_anon += 1;
         task.swapents = task.swapents.saturating_sub(1);
-        let _ = vp;
         self.after_swapin_map(pfn, write);
         Access::Done
     }
@@ -526,13 +543,13 @@ impl Node {
         self.vm.add(VmEvent::Pgpgin, 4);
         t.cost_ns += self.cfg.cost.major_fault_ns;
         let done = self.swapdev.submit_read(self.now + t.cost_ns, 1);
-        self.frames.flags[pfn as usize] = pg::SWAPBACKED | pg::SWAPCACHE | pg::MAPPED | pg::YOUNG;
+        self.frames.flags[pfn as usize] = pg::SWAPBACKED | pg::SWAPCACHE;
         self.frames.owner[pfn as usize] = vp;
         let shadow = std::mem::replace(&mut self.shadow[vp as usize], SHADOW_NONE);
         if shadow != SHADOW_NONE {
             self.workingset_refault(pfn, shadow);
         }
-        self.pte[vp as usize] = pfn;
+        self.pte[vp as usize] = pfn | PTE_MAPPED | PTE_YOUNG;
         self.stat.nr_swapcached += 1;
         self.stat.nr_anon_pages += 1;
         let task = &mut self.tasks[t.task];
@@ -560,11 +577,10 @@ impl Node {
                 self.swap.free();
                 continue;
             }
-            let pfn = pte;
+            let pfn = pte_pfn(pte);
             let f = self.frames.flags[pfn as usize];
-            if f & pg::MAPPED != 0 {
+            if pte & PTE_MAPPED != 0 {
                 self.stat.nr_anon_pages -= 1;
-                self.frames.clear(pfn, pg::MAPPED | pg::YOUNG);
             }
             self.frames.owner[pfn as usize] = NIL;
             if f & pg::WRITEBACK != 0 {
@@ -583,6 +599,48 @@ impl Node {
         let tm = &mut self.tasks[task];
         tm.rss_anon = 0;
         tm.swapents = 0;
+    }
+
+    // ---------------------------------------------------------------- rmap
+
+    /// Is the page mapped by its owner's page table (`folio_mapped`)?
+    #[inline]
+    pub fn page_mapped(&self, pfn: u32) -> bool {
+        let vp = self.frames.owner[pfn as usize];
+        vp != NIL && self.pte[vp as usize] & (PTE_SWAP | PTE_MAPPED) == PTE_MAPPED
+    }
+
+    /// `folio_referenced`: the number of young PTEs mapping the page (0 or 1), clearing them.
+    #[inline]
+    pub fn folio_referenced(&mut self, pfn: u32) -> u32 {
+        let vp = self.frames.owner[pfn as usize];
+        if vp == NIL {
+            return 0;
+        }
+        let e = &mut self.pte[vp as usize];
+        if *e & (PTE_SWAP | PTE_MAPPED | PTE_YOUNG) == PTE_MAPPED | PTE_YOUNG {
+            *e &= !PTE_YOUNG;
+            1
+        } else {
+            0
+        }
+    }
+
+    /// `try_to_unmap` of an anonymous page in the swap cache: the PTE keeps the swap entry
+    /// (here: the frame, unmapped) and its dirty bit moves to the page.
+    pub fn try_to_unmap(&mut self, pfn: u32) {
+        let vp = self.frames.owner[pfn as usize];
+        let e = self.pte[vp as usize];
+        if e & PTE_DIRTY != 0 {
+            self.frames.set(pfn, pg::DIRTY);
+        }
+        self.pte[vp as usize] = pte_pfn(e);
+        self.stat.nr_anon_pages -= 1;
+        if let Some(task) = self.anon_owner(vp) {
+            let m = &mut self.tasks[task];
+            m.rss_anon -= 1;
+            m.swapents += 1;
+        }
     }
 
     // ---------------------------------------------------------------- page cache
@@ -751,7 +809,7 @@ impl Node {
             }
             self.dirty_queue.pop_front();
             let pfn = self.pte[vp as usize];
-            if pfn == PTE_NONE || !self.frames.test(pfn, pg::DIRTY) {
+            if !pte_present(pfn) || !self.frames.test(pfn, pg::DIRTY) {
                 continue;
             }
             if self.frames.test(pfn, pg::WRITEBACK) {

@@ -6,7 +6,7 @@
 use super::vmstat::NR_VM_EVENTS;
 use crate::mm::frames::{pg, NIL};
 use crate::mm::lru::{lru_of, NR_LRU_LISTS};
-use crate::mm::node::{Node, PTE_NONE, PTE_SWAP};
+use crate::mm::node::{pte_pfn, pte_present, Node, PTE_MAPPED, PTE_NONE, PTE_SWAP};
 use crate::mm::{MAX_NR_ZONES, MAX_ORDER};
 
 #[derive(Debug, Clone)]
@@ -93,7 +93,10 @@ impl Checker {
                     swapcache += 1;
                 }
                 let vp = fr.owner[pfn as usize];
-                if vp != NIL && node.pte[vp as usize] != pfn {
+                if vp != NIL
+                    && (!pte_present(node.pte[vp as usize])
+                        || pte_pfn(node.pte[vp as usize]) != pfn)
+                {
                     return Err(format!(
                         "frame {pfn} owned by vpage {vp} whose pte is {:#x}",
                         node.pte[vp as usize]
@@ -143,11 +146,15 @@ impl Checker {
                 swapped += 1;
                 continue;
             }
-            if fr.owner[pte as usize] != vp as u32 {
+            let pfn = pte_pfn(pte);
+            if fr.owner[pfn as usize] != vp as u32 {
                 return Err(format!(
-                    "vpage {vp} maps frame {pte} owned by {}",
-                    fr.owner[pte as usize]
+                    "vpage {vp} maps frame {pfn} owned by {}",
+                    fr.owner[pfn as usize]
                 ));
+            }
+            if pte & PTE_MAPPED != 0 && fr.flags[pfn as usize] & pg::SWAPBACKED == 0 {
+                return Err(format!("vpage {vp}: a mapped page that is not anonymous"));
             }
         }
         if swapped + swapcache != node.swap.used {

@@ -277,7 +277,7 @@ impl Node {
                 continue;
             }
             scan += 1;
-            if !sc.may_unmap && self.frames.test(pfn, pg::MAPPED) {
+            if !sc.may_unmap && self.page_mapped(pfn) {
                 self.lruvec.add_head(&mut self.frames, pfn, l, z);
                 continue;
             }
@@ -358,7 +358,7 @@ impl Node {
     /// `folio_check_references` (core-mm §5.8 step 7).
     #[inline]
     fn folio_check_references(&mut self, pfn: u32, anon: bool, stat: &mut ReclaimStat) -> FolioRef {
-        let young = self.frames.test_and_clear(pfn, pg::YOUNG);
+        let young = self.folio_referenced(pfn) > 0;
         let was_ref = self.frames.test_and_clear(pfn, pg::REFERENCED);
         if young {
             self.frames.set(pfn, pg::REFERENCED);
@@ -389,7 +389,7 @@ impl Node {
             sc.nr_scanned += 1;
             let f = self.frames.flags[pfn as usize];
             let anon = f & pg::SWAPBACKED != 0;
-            sc.cost_ns += if f & pg::MAPPED != 0 {
+            sc.cost_ns += if self.page_mapped(pfn) {
                 cost.scan_mapped_ns
             } else {
                 cost.scan_unmapped_ns
@@ -477,18 +477,9 @@ impl Node {
             self.frames.set(pfn, pg::SWAPCACHE | pg::DIRTY);
             self.stat.nr_swapcached += 1;
         }
-        if self.frames.test(pfn, pg::MAPPED) {
-            // try_to_unmap: the PTE now holds the swap entry (anon) or nothing (file).
-            self.frames.clear(pfn, pg::MAPPED | pg::YOUNG);
-            if anon {
-                self.stat.nr_anon_pages -= 1;
-                let vp = self.frames.owner[pfn as usize];
-                if let Some(task) = self.anon_owner(vp) {
-                    let m = &mut self.tasks[task];
-                    m.rss_anon -= 1;
-                    m.swapents += 1;
-                }
-            }
+        if self.page_mapped(pfn) {
+            // Only anonymous pages are mapped in the model (files are read and written).
+            self.try_to_unmap(pfn);
         }
         if self.frames.test(pfn, pg::DIRTY) {
             if !anon && (!sc.kswapd || f & pg::RECLAIM == 0 || !self.kswapd.pgdat_dirty) {
@@ -552,14 +543,15 @@ impl Node {
         let list = std::mem::take(&mut self.scratch);
         let mut nr_deactivate = 0u64;
         for &pfn in &list {
-            sc.cost_ns += if self.frames.test(pfn, pg::MAPPED) {
+            sc.cost_ns += if self.page_mapped(pfn) {
                 self.cfg.cost.scan_mapped_ns
             } else {
                 self.cfg.cost.scan_unmapped_ns
             };
             // folio_referenced harvests (clears) the young bits; only executable file pages
             // would be kept active for it, and the model has none.
-            self.frames.clear(pfn, pg::YOUNG | pg::ACTIVE);
+            self.folio_referenced(pfn);
+            self.frames.clear(pfn, pg::ACTIVE);
             self.frames.set(pfn, pg::WORKINGSET);
             self.lru_add(pfn);
             nr_deactivate += 1;
