@@ -275,12 +275,12 @@ impl<'a> Sim<'a> {
                 InvariantMode::Off => {}
                 InvariantMode::EveryEvent => self.check_invariants()?,
                 InvariantMode::Periodic(n) => {
-                    if n > 0 && self.events % n == 0 {
+                    if n > 0 && self.events.is_multiple_of(n) {
                         self.check_invariants()?;
                     }
                 }
             }
-            if self.events % 1024 == 0 && last_report.elapsed().as_millis() >= 20 {
+            if self.events.is_multiple_of(1024) && last_report.elapsed().as_millis() >= 20 {
                 last_report = Instant::now();
                 if !progress(self.q.now(), self.end_ns) {
                     return Err(SimError::Interrupted);

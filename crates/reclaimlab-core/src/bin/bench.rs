@@ -2,11 +2,37 @@
 //!
 //! Usage: reclaimlab-bench [--seed N] [--verbose] SCENARIO.toml...
 //! For each scenario: simulated page operations per second (page accesses by workloads plus
-//! pages scanned, freed and allocated by the kernel side), simulated-time/wall-time ratio, and
-//! the process's peak resident memory.
+//! pages scanned, freed and allocated by the kernel side), simulated-time/wall-time ratio,
+//! heap allocations per simulated event (the hot path should make none), and the process's
+//! peak resident memory. Also prints the bytes of frame state per simulated page frame.
 
+use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::Path;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use reclaimlab_core::mm::frames::Frames;
+
+/// Counts heap allocations so the benchmark can report allocations per event.
+struct Counting;
+static ALLOCS: AtomicU64 = AtomicU64::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        System.alloc(l)
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        System.dealloc(p, l)
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        System.realloc(p, l, n)
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
 
 use reclaimlab_core::scenario::parse_file;
 use reclaimlab_core::{run, RunOptions};
@@ -40,8 +66,13 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     }
     println!(
-        "{:<28} {:>10} {:>10} {:>14} {:>12} {:>12} {:>10}",
-        "scenario", "sim_s", "wall_s", "page_ops", "Mops/s", "sim/wall", "peak_MiB"
+        "frame state: {} bytes per frame, {:.1} MiB per 2^20 frames (4 GiB)",
+        Frames::BYTES_PER_FRAME,
+        (Frames::BYTES_PER_FRAME << 20) as f64 / (1 << 20) as f64
+    );
+    println!(
+        "{:<28} {:>10} {:>10} {:>14} {:>10} {:>10} {:>12} {:>10}",
+        "scenario", "sim_s", "wall_s", "page_ops", "Mops/s", "sim/wall", "allocs/event", "peak_MiB"
     );
     for a in &args {
         let scn = match parse_file(Path::new(a)) {
@@ -55,6 +86,7 @@ fn main() -> ExitCode {
             seed,
             ..Default::default()
         };
+        let allocs0 = ALLOCS.load(Ordering::Relaxed);
         let out = match run(&scn, &opts, &mut |_, _| true) {
             Ok(o) => o,
             Err(e) => {
@@ -89,16 +121,19 @@ fn main() -> ExitCode {
             + c("pgscan_kswapd")
             + c("pgscan_direct")
             + c("pgrefill");
+        // Allocations of the whole run (setup and output included) per event processed.
+        let allocs = ALLOCS.load(Ordering::Relaxed) - allocs0;
         let sim_s = summary["sim_time_ns"].as_u64().unwrap_or(0) as f64 / 1e9;
         let wall_s = out.wall_ns as f64 / 1e9;
         println!(
-            "{:<28} {:>10.3} {:>10.3} {:>14} {:>12.1} {:>12.2} {:>10.1}",
+            "{:<28} {:>10.3} {:>10.3} {:>14} {:>10.1} {:>10.1} {:>12.4} {:>10.1}",
             scn.name,
             sim_s,
             wall_s,
             ops,
             ops as f64 / wall_s / 1e6,
             sim_s / wall_s,
+            allocs as f64 / out.events.max(1) as f64,
             peak_rss_kib() as f64 / 1024.0
         );
         if verbose {

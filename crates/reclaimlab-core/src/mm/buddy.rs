@@ -132,7 +132,7 @@ impl FreeArea {
         let mut pfn = start;
         while pfn < end {
             let mut order = MAX_ORDER - 1;
-            while order > 0 && (pfn % (1 << order) != 0 || pfn + (1 << order) > end) {
+            while order > 0 && (!pfn.is_multiple_of(1 << order) || pfn + (1 << order) > end) {
                 order -= 1;
             }
             self.free(fr, pageblock_mt, pfn, order);

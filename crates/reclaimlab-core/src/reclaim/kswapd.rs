@@ -105,7 +105,7 @@ impl Kswapd {
     /// A `wakeup_kswapd` found kswapd waiting and woke it. Returns when it runs next.
     pub fn wake(&mut self, node: &mut Node) -> Next {
         node.kswapd.wake_requested = false;
-        match self.state.clone() {
+        match self.state {
             State::Napping {
                 alloc_order,
                 reclaim_order,
@@ -117,13 +117,15 @@ impl Kswapd {
                 self.start_balance(node, hz)
             }
             // Already running: the request was recorded in kswapd_order/highest_zoneidx.
-            _ => Next::At(node.now),
+            State::TrySleep { .. } | State::Balancing(_) => Next::At(node.now),
         }
     }
 
     /// Run one step at `node.now`.
     pub fn step(&mut self, node: &mut Node) -> Next {
-        match self.state.clone() {
+        // Take the state out (no clone: a balance run is boxed and reused across steps).
+        let state = std::mem::replace(&mut self.state, State::Asleep { hz: 0 });
+        match state {
             State::TrySleep {
                 alloc_order,
                 reclaim_order,
@@ -146,8 +148,11 @@ impl Kswapd {
                 reclaim_order,
                 hz,
             } => self.after_nap(node, alloc_order, reclaim_order, hz, false),
-            State::Asleep { .. } => Next::Sleep,
-            State::Balancing(run) => self.balance_step(node, *run),
+            State::Asleep { hz } => {
+                self.state = State::Asleep { hz };
+                Next::Sleep
+            }
+            State::Balancing(run) => self.balance_step(node, run),
         }
     }
 
@@ -235,7 +240,7 @@ impl Kswapd {
     }
 
     /// One iteration of `balance_pgdat`'s priority loop.
-    fn balance_step(&mut self, node: &mut Node, mut run: BalanceRun) -> Next {
+    fn balance_step(&mut self, node: &mut Node, mut run: Box<BalanceRun>) -> Next {
         let hz = run.hz;
         let sc = &mut run.sc;
         let cost0 = sc.cost_ns;
@@ -247,7 +252,7 @@ impl Kswapd {
             // Boosted reclaim gave way to real reclaim: start over without the boost.
             run.nr_boost_reclaim = 0;
             sc.priority = DEF_PRIORITY;
-            self.state = State::Balancing(Box::new(run));
+            self.state = State::Balancing(run);
             return Next::At(node.now + BALANCE_ITERATION_NS);
         }
         if run.nr_boost_reclaim == 0 && balanced {
@@ -293,12 +298,12 @@ impl Kswapd {
                 .unwrap_or(u64::MAX);
             next = next.max(io.min(next + WRITEBACK_THROTTLE_NS));
         }
-        self.state = State::Balancing(Box::new(run));
+        self.state = State::Balancing(run);
         Next::At(next)
     }
 
     /// The `out:` label of `balance_pgdat` and the return into `kswapd()`'s loop.
-    fn balance_out(&mut self, node: &mut Node, run: BalanceRun) -> Next {
+    fn balance_out(&mut self, node: &mut Node, run: Box<BalanceRun>) -> Next {
         if run.boosted {
             for z in 0..MAX_NR_ZONES {
                 let b = &mut node.zones[z].watermark_boost;
@@ -307,8 +312,6 @@ impl Kswapd {
         }
         node.snapshot_refaults();
         let reclaim_order = run.sc.order;
-        let cost = run.sc.cost_ns;
-        let _ = cost;
         if reclaim_order < run.alloc_order {
             self.state = State::TrySleep {
                 alloc_order: run.alloc_order,
