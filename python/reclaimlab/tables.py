@@ -19,6 +19,11 @@ def format_value(value: Any) -> str:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
+        # Fixed point, never exponent notation: 268500.1 stays readable in a table.
+        if value.is_integer():
+            return str(int(value))
+        if abs(value) >= 100:
+            return f"{value:.1f}"
         return f"{value:.4g}"
     if isinstance(value, str):
         return value

@@ -112,3 +112,11 @@ def test_headline_columns_union_in_order():
     assert headline_columns(
         [{"headline": {"a": 1, "b": 2}}, {"headline": {"b": 1, "c": 3}}, {"nothing": 1}]
     ) == ["a", "b", "c"]
+
+
+def test_large_floats_print_in_fixed_point():
+    from reclaimlab.tables import format_value
+
+    assert format_value(268500.123) == "268500.1"
+    assert format_value(4052.0) == "4052"
+    assert format_value(2.5) == "2.5"
