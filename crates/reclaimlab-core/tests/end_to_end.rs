@@ -234,3 +234,16 @@ fn zoneinfo_host_reproduces_the_captured_watermarks() {
         assert_eq!(a.protection, b.protection, "zone {z}");
     }
 }
+
+#[test]
+fn every_kswapd_balance_variant_runs_and_holds_invariants() {
+    use reclaimlab_core::scenario::KswapdBalance;
+    for rule in KswapdBalance::ALL {
+        let mut s = small("anon-overcommit-swap");
+        s.policy.kswapd_balance = rule;
+        let out = go(&s, None, InvariantMode::Periodic(64));
+        assert!(counter(&out, "pswpout") > 0, "{}", rule.name());
+        assert_eq!(counter(&out, "oom_kill"), 0, "{}", rule.name());
+        assert!(counter(&out, "pageoutrun") > 0, "{}", rule.name());
+    }
+}

@@ -265,25 +265,37 @@ impl Default for OomConfig {
     }
 }
 
-/// kswapd's "is the node balanced" rule. More variants arrive with the high-order work.
+/// kswapd's "is the node balanced" rule (see `reclaim::balance` for each one).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum KswapdBalance {
+    /// 2.6.36: all zones balanced at the requested order.
+    V2_6_36,
+    /// 2.6.38 patch 1/5: any suitable zone at the order, plus order-0 on all zones.
+    V2_6_38,
+    /// 2.6.39/3.0: balanced zones hold at least 25 % of the node (up to classzone).
+    V3_0,
     /// Linux 6.1 `pgdat_balanced`: any eligible zone above high (+ lowmem_reserve) at the order.
     V6_1,
 }
 
 impl KswapdBalance {
-    pub const NAMES: &'static [&'static str] = &["v6.1"];
+    pub const NAMES: &'static [&'static str] = &["v2.6.36", "v2.6.38", "v3.0", "v6.1"];
+    pub const ALL: [KswapdBalance; 4] = [
+        KswapdBalance::V2_6_36,
+        KswapdBalance::V2_6_38,
+        KswapdBalance::V3_0,
+        KswapdBalance::V6_1,
+    ];
     pub fn name(self) -> &'static str {
         match self {
+            KswapdBalance::V2_6_36 => "v2.6.36",
+            KswapdBalance::V2_6_38 => "v2.6.38",
+            KswapdBalance::V3_0 => "v3.0",
             KswapdBalance::V6_1 => "v6.1",
         }
     }
     pub fn from_name(s: &str) -> Option<Self> {
-        match s {
-            "v6.1" => Some(KswapdBalance::V6_1),
-            _ => None,
-        }
+        Self::ALL.into_iter().find(|b| b.name() == s)
     }
 }
 
