@@ -19,4 +19,5 @@ def run(
     invariants: str | int | None = None,
     progress: Callable[[int, int], bool | None] | None = None,
     name: str = "<dict>",
+    trace: str | None = None,
 ) -> dict[str, object]: ...

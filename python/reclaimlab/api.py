@@ -115,6 +115,7 @@ class RunResult:
         self.buddyinfo: str = raw["buddyinfo"]
         self.summary_json: str = raw["summary_json"]
         self.counters: dict[str, int] = dict(raw.get("counters", ()))
+        self.trace: str | None = raw.get("trace")
         self._columns: dict[str, list[int]] = dict(raw["timeseries"])
         self.wall_time_s = wall_time_s
         self.out: Path | None = None
@@ -166,16 +167,20 @@ class RunResult:
         return t
 
     def texts(self) -> dict[str, str]:
-        return {
+        texts = {
             "vmstat": self.vmstat_text,
             "zoneinfo": self.zoneinfo,
             "buddyinfo": self.buddyinfo,
             "summary.json": self.summary_json,
         }
+        if self.trace is not None:
+            texts["trace"] = self.trace
+        return texts
 
     def write(self, directory: str | os.PathLike) -> Path:
         """Write the result directory (vmstat, zoneinfo, buddyinfo, summary.json,
-        timeseries.parquet), replacing a previous result there only once complete."""
+        timeseries.parquet, and trace when the run recorded one), replacing a previous result
+        there only once complete."""
         self.out = write_result_dir(directory, self.texts(), self._columns)
         return self.out
 
@@ -203,18 +208,23 @@ def run(
     out: str | os.PathLike | None = None,
     invariants: str | int = "off",
     progress: ProgressLike = False,
+    trace: str | None = None,
 ) -> RunResult:
     """Run a scenario (path to a TOML file, or a dict of the same structure).
 
     ``seed`` overrides the scenario's seed; ``out`` writes the result directory; ``invariants`` is
     "off", "every" or N (check every Nth event); ``progress=True`` shows a progress bar on stderr
     (if it is a terminal) for runs longer than a second, or pass a callable(now_ns, end_ns).
+    ``trace="kernel"`` records the reclaim events in 6.1's ftrace text format (``"postprocess"``:
+    the form trace-vmscan-postprocess.pl parses); it is written as ``trace``.
     """
     src = scenario_source(scenario)
     callback, closer = _progress_callback(progress)
     t0 = time.perf_counter()
     try:
-        raw = _core.run(**src.kwargs(), seed=seed, invariants=invariants, progress=callback)
+        raw = _core.run(
+            **src.kwargs(), seed=seed, invariants=invariants, progress=callback, trace=trace
+        )
     finally:
         if closer is not None:
             closer.close()

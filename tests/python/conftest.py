@@ -113,7 +113,8 @@ class FakeEngine:
         data, sname = self._load(path, text, name)
         return f'name = "{sname}"\n'
 
-    def run(self, path=None, text=None, seed=None, invariants=None, progress=None, name="<dict>"):
+    def run(self, path=None, text=None, seed=None, invariants=None, progress=None, name="<dict>",
+            trace=None):
         data, sname = self._load(path, text, name)
         seed = data.get("sim", {}).get("seed", 1) if seed is None else seed
         self.runs.append({"name": sname, "seed": seed, "invariants": invariants})

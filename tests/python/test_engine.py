@@ -237,3 +237,22 @@ def test_ctrl_c_exits_130_and_writes_nothing(tmp_path):
     assert "interrupted; finished results kept in results/long" in err
     assert "Traceback" not in err
     assert not (tmp_path / "results").exists() or os.listdir(tmp_path / "results") == []
+
+
+def test_run_writes_a_kernel_format_trace(cli, tmp_path, tiny_scenario):
+    r = cli("run", str(tiny_scenario), "--trace", "kernel", "--out", "o", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    trace = (tmp_path / "o" / "trace").read_text()
+    assert trace.startswith("# tracer: nop\n")
+    vm = dict(
+        line.split() for line in (tmp_path / "o" / "vmstat").read_text().splitlines()
+    )
+    # Every balance_pgdat run is preceded by exactly one kswapd_wake event.
+    assert trace.count(": mm_vmscan_kswapd_wake: ") == int(vm["pageoutrun"])
+    assert int(vm["pageoutrun"]) > 0
+    shrunk = sum(
+        int(l.split("nr_reclaimed=")[1].split()[0])
+        for l in trace.splitlines()
+        if ": mm_vmscan_lru_shrink_inactive: " in l
+    )
+    assert shrunk == int(vm["pgsteal_kswapd"]) + int(vm["pgsteal_direct"])

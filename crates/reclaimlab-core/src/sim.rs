@@ -7,6 +7,8 @@ use crate::engine::{ActorId, EventQueue};
 use crate::mm::layout::{self, ZoneLayout};
 use crate::mm::node::Node;
 use crate::mm::PAGE_SIZE;
+use crate::mm::node::FIRST_TASK_PID;
+use crate::observe::ftrace::{TaskId, TraceFormat, Tracer};
 use crate::observe::render;
 use crate::observe::timeseries::Sampler;
 use crate::reclaim::kswapd::{self, Kswapd};
@@ -30,6 +32,8 @@ pub struct RunOptions {
     /// Overrides the scenario's seed.
     pub seed: Option<u64>,
     pub invariants: InvariantMode,
+    /// Record an ftrace stream of the reclaim events in this format.
+    pub trace: Option<TraceFormat>,
 }
 
 /// Columnar time series: `columns[0]` is `time_ns`; every column has the same length.
@@ -55,6 +59,8 @@ pub struct RunOutput {
     pub wall_ns: u64,
     /// Events processed.
     pub events: u64,
+    /// The `trace` file (ftrace text), when `RunOptions::trace` asked for one.
+    pub trace: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -228,6 +234,14 @@ impl<'a> Sim<'a> {
             Some(d) => (d, true),
             None => (scn.sim.max_duration_ns, false),
         };
+        if let Some(format) = opts.trace {
+            node.trace = Some(Box::new(Tracer::new(format, scn.host.cpus)));
+        }
+        for (i, t) in threads.iter().enumerate() {
+            let cpu = (i as u32 + 1) % scn.host.cpus.max(1);
+            node.trace_tasks
+                .push(TaskId::new(&t.name, FIRST_TASK_PID + i as u32, cpu));
+        }
         let sampler = Sampler::new(&node);
         let invariants = crate::observe::invariants::Checker::new(&node);
         node.now = 0;
@@ -314,7 +328,14 @@ impl<'a> Sim<'a> {
 
     fn step(&mut self, a: ActorId) {
         let now = self.q.now();
-        match self.actors[a as usize] {
+        let actor = self.actors[a as usize];
+        // The task trace events are attributed to (kswapd, or the workload thread); I/O
+        // completions and the other kernel helpers emit no reclaim events.
+        self.node.current = match actor {
+            Actor::Thread(i) => 1 + i,
+            _ => 0,
+        };
+        match actor {
             Actor::Thread(i) => match self.threads[i].step(&mut self.node) {
                 Step::At(t) => self.q.schedule(a, t),
                 Step::Finished => self.thread_finished(i),
@@ -456,6 +477,7 @@ impl<'a> Sim<'a> {
             counters,
             wall_ns: self.wall_ns,
             events: self.events,
+            trace: node.trace.as_ref().map(|t| t.finish()),
         }
     }
 }

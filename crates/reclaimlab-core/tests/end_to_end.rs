@@ -17,6 +17,7 @@ fn go(scn: &Scenario, seed: Option<u64>, inv: InvariantMode) -> RunOutput {
     let opts = RunOptions {
         seed,
         invariants: inv,
+        trace: None,
     };
     run(scn, &opts, &mut |_, _| true).unwrap_or_else(|e| panic!("{}: {e}", scn.name))
 }

@@ -22,6 +22,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
 use reclaimlab_core::scenario::{self, Scenario};
+use reclaimlab_core::observe::ftrace::TraceFormat;
 use reclaimlab_core::{InvariantMode, RunOptions, SimError};
 
 create_exception!(
@@ -208,13 +209,15 @@ fn show_defaults(
 
 /// Run a scenario and return its outputs as a dict:
 /// `vmstat`, `zoneinfo`, `buddyinfo`, `summary_json` (str), `timeseries` (dict name -> list[int],
-/// `time_ns` first), `counters` (list of (name, value) in /proc/vmstat order).
+/// `time_ns` first), `counters` (list of (name, value) in /proc/vmstat order), `trace` (the
+/// ftrace text when `trace="kernel"|"postprocess"`, else None).
 ///
 /// `progress(now_ns, end_ns)` is called now and then (at most every 50 ms of wall time); a return
 /// value of `False` stops the run (`SimulationError`), an exception it raises stops the run and
 /// propagates. Ctrl-C raises `KeyboardInterrupt`.
 #[pyfunction]
-#[pyo3(signature = (path=None, text=None, seed=None, invariants=None, progress=None, name="<dict>"))]
+#[pyo3(signature = (path=None, text=None, seed=None, invariants=None, progress=None, name="<dict>", trace=None))]
+#[allow(clippy::too_many_arguments)]
 fn run<'py>(
     py: Python<'py>,
     path: Option<PathBuf>,
@@ -223,10 +226,12 @@ fn run<'py>(
     invariants: Option<&Bound<'py, PyAny>>,
     progress: Option<PyObject>,
     name: &str,
+    trace: Option<&str>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let opts = RunOptions {
         seed,
         invariants: invariant_mode(invariants)?,
+        trace: trace_format(trace)?,
     };
     let progress = progress.filter(|p| !p.is_none(py));
     if let Some(p) = &progress {
@@ -321,7 +326,21 @@ fn run<'py>(
         ))?;
     }
     d.set_item("counters", counters)?;
+    d.set_item("trace", out.trace)?;
     Ok(d)
+}
+
+/// `trace="kernel"|"postprocess"|None`.
+fn trace_format(trace: Option<&str>) -> PyResult<Option<TraceFormat>> {
+    match trace {
+        None => Ok(None),
+        Some(t) => TraceFormat::from_name(t).map(Some).ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "trace must be one of {:?}, not {t:?}",
+                TraceFormat::NAMES
+            ))
+        }),
+    }
 }
 
 #[pymodule]

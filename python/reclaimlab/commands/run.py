@@ -29,6 +29,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="print the full scenario with every default filled in, and exit",
     )
     p.add_argument(
+        "--trace",
+        choices=["kernel", "postprocess"],
+        help="also write `trace`: the reclaim events as 6.1 ftrace text (kernel), or in the form "
+        "the kernel's trace-vmscan-postprocess.pl parses (postprocess)",
+    )
+    p.add_argument(
         "--check-invariants",
         type=invariants_arg,
         default="off",
@@ -46,7 +52,9 @@ def main(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else Path("results") / result_dir_name(str(info["name"]))
     args.results_dir = out
     bar = ProgressBar(sys.stderr)
-    result = api.run(src, seed=args.seed, invariants=args.check_invariants, progress=bar)
+    result = api.run(
+        src, seed=args.seed, invariants=args.check_invariants, progress=bar, trace=args.trace
+    )
     result.write(out)
     rows = run_summary_rows(
         scenario=result.name if result.name is not None else info["name"],

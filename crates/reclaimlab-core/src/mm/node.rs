@@ -19,6 +19,7 @@ use super::watermark::{self, MIGRATE_MOVABLE};
 use super::zone::Zone;
 use super::{MAX_NR_ZONES, MAX_ORDER, PAGEBLOCK_ORDER, ZONE_NORMAL};
 use crate::engine::Rng;
+use crate::observe::ftrace::{TaskId, Tracer};
 use crate::observe::vmstat::{VmEvent, VmEvents};
 use crate::scenario::{CostModel, Scenario};
 
@@ -49,6 +50,9 @@ const SHADOW_AGE_MASK: u32 = 0x7fff_ffff;
 /// Kernel tick rate; timeouts written in jiffies use it (core-mm §0: Debian uses 250).
 pub const HZ: u64 = 250;
 pub const JIFFY_NS: u64 = 1_000_000_000 / HZ;
+/// kswapd0's pid in traces; workload threads get `FIRST_TASK_PID + thread index`.
+pub const KSWAPD_PID: u32 = 70;
+pub const FIRST_TASK_PID: u32 = 1000;
 
 /// A contiguous range of vpages: one process's anonymous memory or one file.
 #[derive(Debug, Clone)]
@@ -189,6 +193,12 @@ pub struct Node {
     pub oom_panic: Option<String>,
     /// Scratch list for isolated pages (kept to avoid allocating per reclaim pass).
     pub scratch: Vec<u32>,
+    /// The ftrace stream, when the run records one.
+    pub trace: Option<Box<Tracer>>,
+    /// Trace identities: index 0 is kswapd0, then one per workload thread.
+    pub trace_tasks: Vec<TaskId>,
+    /// Index into `trace_tasks` of the actor being run.
+    pub current: usize,
 }
 
 impl Node {
@@ -297,6 +307,9 @@ impl Node {
             oom_kill_event: None,
             oom_panic: None,
             scratch: Vec::with_capacity(64),
+            trace: None,
+            trace_tasks: vec![TaskId::new("kswapd0", KSWAPD_PID, 0)],
+            current: 0,
         })
     }
 
@@ -860,6 +873,14 @@ impl Node {
             .rev()
             .find(|&z| self.zones[z].is_managed())
             .unwrap_or(ZONE_NORMAL)
+    }
+
+    /// Emit a trace event as the current task, if tracing is on.
+    #[inline]
+    pub fn trace_event(&mut self, f: impl FnOnce(&mut Tracer, &TaskId)) {
+        if let Some(t) = self.trace.as_deref_mut() {
+            f(t, &self.trace_tasks[self.current]);
+        }
     }
 
     pub fn gfp_can_io(gfp: Gfp) -> bool {

@@ -301,7 +301,8 @@ impl Node {
             // kcompactd would be woken here for non-blocking high-order requests.
             return;
         }
-        let _ = gfp;
+        let (now, nid) = (self.now, self.nid);
+        self.trace_event(|tr, who| tr.wakeup_kswapd(who, now, nid, zone, order, gfp));
         self.kswapd.wakeups_requested += 1;
         self.kswapd.wake_requested = true;
     }

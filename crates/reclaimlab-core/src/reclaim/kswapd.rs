@@ -188,6 +188,8 @@ impl Kswapd {
         }
         if !woken_early && self.prepare_kswapd_sleep(node, reclaim_order, hz) {
             self.sleep_events += 1;
+            let (now, nid) = (node.now, node.nid);
+            node.trace_event(|tr, who| tr.kswapd_sleep(who, now, nid));
             if let Some(s) = self.awake_since.take() {
                 self.awake_ns += node.now - s;
             }
@@ -218,6 +220,8 @@ impl Kswapd {
             self.awake_since = Some(node.now);
         }
         node.vm.add(VmEvent::Pageoutrun, 1);
+        let (now, nid) = (node.now, node.nid);
+        node.trace_event(|tr, who| tr.kswapd_wake(who, now, nid, alloc_order));
         let mut sc = ScanControl::new(GFP_KERNEL, alloc_order, hz, 0, true);
         sc.may_unmap = true;
         let mut zone_boosts = [0u64; MAX_NR_ZONES];
@@ -243,7 +247,8 @@ impl Kswapd {
     fn balance_step(&mut self, node: &mut Node, mut run: Box<BalanceRun>) -> Next {
         let hz = run.hz;
         let sc = &mut run.sc;
-        let cost0 = sc.cost_ns;
+        // Cost is per step: events and I/O are stamped at `node.now + sc.cost_ns`.
+        sc.cost_ns = 0;
         let reclaimed_before = sc.nr_reclaimed;
         let mut raise_priority = true;
         sc.reclaim_idx = hz;
@@ -281,7 +286,7 @@ impl Kswapd {
             done = true;
         }
         let immediate = sc.nr.immediate > 0;
-        let elapsed = sc.cost_ns - cost0 + BALANCE_ITERATION_NS;
+        let elapsed = sc.cost_ns + BALANCE_ITERATION_NS;
         if done {
             if sc.nr_reclaimed == 0 {
                 node.kswapd.failures += 1;

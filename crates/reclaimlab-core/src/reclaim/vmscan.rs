@@ -11,6 +11,7 @@ use crate::mm::lru::{
 };
 use crate::mm::node::{Node, TaskCtx, PTE_NONE, PTE_SWAP};
 use crate::mm::{MAX_NR_ZONES, PAGE_ALLOC_COSTLY_ORDER};
+use crate::observe::ftrace::ShrinkInactive;
 use crate::observe::vmstat::VmEvent;
 
 /// Page outcome of `shrink_folio_list`.
@@ -294,6 +295,12 @@ impl Node {
                 self.vm.add(VmEvent::pgskip(z), s);
             }
         }
+        let (ts, taken) = (self.now + sc.cost_ns, self.scratch.len() as u64);
+        let nr_skipped: u64 = skipped.iter().sum();
+        let (classzone, order, may_unmap) = (sc.reclaim_idx, sc.order, sc.may_unmap);
+        self.trace_event(|tr, who| {
+            tr.lru_isolate(who, ts, classzone, order, n, total_scan, nr_skipped, taken, l, may_unmap)
+        });
         total_scan
     }
 
@@ -351,6 +358,22 @@ impl Node {
         nr.taken += taken;
         if file {
             nr.file_taken += taken;
+        }
+        if self.trace.is_some() {
+            let ev = ShrinkInactive {
+                nr_scanned: taken,
+                nr_reclaimed: reclaimed,
+                nr_dirty: stat.dirty,
+                nr_writeback: stat.writeback,
+                nr_congested: stat.congested,
+                nr_immediate: stat.immediate,
+                nr_activate_anon: stat.activate[ANON],
+                nr_activate_file: stat.activate[FILE],
+                nr_ref_keep: stat.ref_keep,
+                nr_unmap_fail: stat.unmap_fail,
+            };
+            let (ts, nid, prio) = (self.now + sc.cost_ns, self.nid, sc.priority);
+            self.trace_event(|tr, who| tr.lru_shrink_inactive(who, ts, nid, &ev, prio, file));
         }
         reclaimed
     }
@@ -522,6 +545,8 @@ impl Node {
     /// `pageout`: start asynchronous writeback (swap for anon, the disk for file pages).
     fn pageout(&mut self, pfn: u32, anon: bool, sc: &mut ScanControl) {
         sc.cost_ns += self.cfg.cost.swapout_submit_ns;
+        let ts = self.now + sc.cost_ns;
+        self.trace_event(|tr, who| tr.write_folio(who, ts, pfn, !anon));
         self.stat.nr_vmscan_write += 1;
         if anon {
             self.frames.clear(pfn, pg::DIRTY);
@@ -556,8 +581,13 @@ impl Node {
             self.lru_add(pfn);
             nr_deactivate += 1;
         }
+        let nr_taken = list.len() as u64;
         self.scratch = list;
         self.vm.add(VmEvent::Pgdeactivate, nr_deactivate);
+        let (ts, nid, prio, file) = (self.now + sc.cost_ns, self.nid, sc.priority, is_file_lru(l));
+        self.trace_event(|tr, who| {
+            tr.lru_shrink_active(who, ts, nid, nr_taken, 0, nr_deactivate, prio, file)
+        });
     }
 
     /// `snapshot_refaults`: remember the activation counts for the next `prepare_scan_count`.
@@ -569,8 +599,15 @@ impl Node {
     /// allocating task. Returns the number of pages reclaimed; its time goes to `t`.
     pub fn try_to_free_pages(&mut self, gfp: Gfp, order: u32, t: &mut TaskCtx) -> u64 {
         let mut sc = ScanControl::new(gfp, order, gfp_zone(gfp), SWAP_CLUSTER_MAX, false);
+        // Reclaim runs on the task's clock: its events are stamped from where the task is.
+        let start = self.now + t.cost_ns;
+        let may_writepage = sc.may_writepage;
+        self.trace_event(|tr, who| tr.direct_reclaim_begin(who, start, order, gfp, may_writepage));
+        sc.cost_ns = t.cost_ns;
         let reclaimed = self.do_try_to_free_pages(&mut sc);
-        t.cost_ns += sc.cost_ns;
+        t.cost_ns = sc.cost_ns;
+        let end = self.now + t.cost_ns;
+        self.trace_event(|tr, who| tr.direct_reclaim_end(who, end, reclaimed));
         reclaimed
     }
 
