@@ -5,6 +5,8 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 bash scripts/setup.sh
+# The kernel's trace post-processing script, for the trace compatibility test.
+bash scripts/fetch-postprocess.sh
 
 echo "test: cargo test --release -p reclaimlab-core"
 cargo test --release -p reclaimlab-core

@@ -6,8 +6,8 @@ use std::time::Instant;
 use crate::engine::{ActorId, EventQueue};
 use crate::mm::layout::{self, ZoneLayout};
 use crate::mm::node::Node;
-use crate::mm::PAGE_SIZE;
 use crate::mm::node::FIRST_TASK_PID;
+use crate::mm::PAGE_SIZE;
 use crate::observe::ftrace::{TaskId, TraceFormat, Tracer};
 use crate::observe::render;
 use crate::observe::timeseries::Sampler;
@@ -227,7 +227,8 @@ impl<'a> Sim<'a> {
         for (i, t) in threads.iter().enumerate() {
             q.schedule(thread_ids[i], t.start_ns);
         }
-        q.schedule(kswapd_id, 0);
+        // kswapd starts asleep, waiting for the first wakeup_kswapd.
+        node.kswapd.waiting = true;
         q.schedule(sampler_id, 0);
         q.schedule(flusher_id, FLUSHER_PERIOD_NS);
         let (end_ns, has_duration) = match scn.sim.duration_ns {
@@ -375,6 +376,8 @@ impl<'a> Sim<'a> {
     /// Work that a step requested of other actors.
     fn after_step(&mut self) {
         if self.node.kswapd.wake_requested {
+            // What kswapd does on waking (its kswapd_wake event) happens in its own context.
+            self.node.current = 0;
             let next = self.kswapd.wake(&mut self.node);
             self.schedule_kswapd(next);
         }

@@ -21,8 +21,8 @@ use pyo3::exceptions::{PyException, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
-use reclaimlab_core::scenario::{self, Scenario};
 use reclaimlab_core::observe::ftrace::TraceFormat;
+use reclaimlab_core::scenario::{self, Scenario};
 use reclaimlab_core::{InvariantMode, RunOptions, SimError};
 
 create_exception!(

@@ -44,7 +44,13 @@ impl TaskId {
     pub fn new(name: &str, pid: u32, cpu: u32) -> TaskId {
         let comm: String = name
             .chars()
-            .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '-' })
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' {
+                    c
+                } else {
+                    '-'
+                }
+            })
             .take(15)
             .collect();
         TaskId { comm, pid, cpu }
@@ -133,7 +139,15 @@ impl Tracer {
         let _ = writeln!(self.body, "nid={nid} order={order}");
     }
 
-    pub fn wakeup_kswapd(&mut self, who: &TaskId, ts: u64, nid: usize, zid: usize, order: u32, gfp: Gfp) {
+    pub fn wakeup_kswapd(
+        &mut self,
+        who: &TaskId,
+        ts: u64,
+        nid: usize,
+        zid: usize,
+        order: u32,
+        gfp: Gfp,
+    ) {
         self.start(who, ts, "mm_vmscan_wakeup_kswapd");
         let g = show_gfp_flags(gfp);
         let _ = match self.format {
@@ -144,7 +158,14 @@ impl Tracer {
         };
     }
 
-    pub fn direct_reclaim_begin(&mut self, who: &TaskId, ts: u64, order: u32, gfp: Gfp, may_writepage: bool) {
+    pub fn direct_reclaim_begin(
+        &mut self,
+        who: &TaskId,
+        ts: u64,
+        order: u32,
+        gfp: Gfp,
+        may_writepage: bool,
+    ) {
         self.start(who, ts, "mm_vmscan_direct_reclaim_begin");
         let g = show_gfp_flags(gfp);
         let _ = match self.format {
@@ -209,7 +230,15 @@ impl Tracer {
     }
 
     #[allow(clippy::too_many_arguments)]
-    pub fn lru_shrink_inactive(&mut self, who: &TaskId, ts: u64, nid: usize, s: &ShrinkInactive, priority: i32, file: bool) {
+    pub fn lru_shrink_inactive(
+        &mut self,
+        who: &TaskId,
+        ts: u64,
+        nid: usize,
+        s: &ShrinkInactive,
+        priority: i32,
+        file: bool,
+    ) {
         self.start(who, ts, "mm_vmscan_lru_shrink_inactive");
         let _ = writeln!(
             self.body,
@@ -229,7 +258,17 @@ impl Tracer {
     }
 
     #[allow(clippy::too_many_arguments)]
-    pub fn lru_shrink_active(&mut self, who: &TaskId, ts: u64, nid: usize, nr_taken: u64, nr_active: u64, nr_deactivated: u64, priority: i32, file: bool) {
+    pub fn lru_shrink_active(
+        &mut self,
+        who: &TaskId,
+        ts: u64,
+        nid: usize,
+        nr_taken: u64,
+        nr_active: u64,
+        nr_deactivated: u64,
+        priority: i32,
+        file: bool,
+    ) {
         self.start(who, ts, "mm_vmscan_lru_shrink_active");
         let _ = writeln!(
             self.body,
@@ -276,7 +315,9 @@ mod tests {
         let w = TaskId::new("stress-ng-vm", 2417, 1);
         t.wakeup_kswapd(&w, 870_430_998_000, 0, 3, 0, GFP_HIGHUSER_MOVABLE);
         let out = t.finish();
-        assert!(out.starts_with("# tracer: nop\n#\n# entries-in-buffer/entries-written: 2/2   #P:2\n"));
+        assert!(
+            out.starts_with("# tracer: nop\n#\n# entries-in-buffer/entries-written: 2/2   #P:2\n")
+        );
         assert!(out.contains(
             "         kswapd0-46      [002] .....   871.431263: mm_vmscan_kswapd_wake: nid=0 order=0\n"
         ));

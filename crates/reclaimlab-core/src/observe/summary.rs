@@ -45,7 +45,8 @@ pub fn headline(inp: &SummaryInput) -> Value {
         "allocstall": allocstall,
         "workingset_refault": inp.node.stat.workingset_refault.iter().sum::<u64>(),
         "oom_kill": vm.get(VmEvent::OomKill),
-        "kswapd_wakeups": inp.kswapd.wake_events,
+        "kswapd_wakeups": inp.kswapd.wakeups,
+        "kswapd_rewakeups": inp.kswapd.wake_events - inp.kswapd.wakeups,
         "kswapd_awake_ms": ms(inp.kswapd.awake_ns_at(inp.end_ns)),
         "direct_stall_ms": ms(stall),
     })

@@ -66,8 +66,11 @@ pub struct Kswapd {
     awake_since: Option<u64>,
     /// Total time from a wake to the following full sleep (the trace script's "time awake").
     pub awake_ns: u64,
-    /// `mm_vmscan_kswapd_wake` events.
+    /// `mm_vmscan_kswapd_wake` events (one per `balance_pgdat` run).
     pub wake_events: u64,
+    /// Wakes from a full sleep (the trace script's "Kswapd wakeups"); the other wake events
+    /// are its "re-wakeups".
+    pub wakeups: u64,
     /// `mm_vmscan_kswapd_sleep` events.
     pub sleep_events: u64,
 }
@@ -79,16 +82,17 @@ impl Default for Kswapd {
 }
 
 impl Kswapd {
+    /// kswapd starts fully asleep (the host has settled before the scenario begins); the
+    /// node must be marked waiting (`KswapdNode::waiting`) to match.
     pub fn new() -> Kswapd {
         Kswapd {
-            state: State::TrySleep {
-                alloc_order: 0,
-                reclaim_order: 0,
+            state: State::Asleep {
                 hz: MAX_NR_ZONES - 1,
             },
-            awake_since: Some(0),
+            awake_since: None,
             awake_ns: 0,
             wake_events: 0,
+            wakeups: 0,
             sleep_events: 0,
         }
     }
@@ -113,7 +117,6 @@ impl Kswapd {
             } => self.after_nap(node, alloc_order, reclaim_order, hz, true),
             State::Asleep { hz } => {
                 node.kswapd.waiting = false;
-                self.awake_since = Some(node.now);
                 self.start_balance(node, hz)
             }
             // Already running: the request was recorded in kswapd_order/highest_zoneidx.
@@ -218,6 +221,7 @@ impl Kswapd {
         self.wake_events += 1;
         if self.awake_since.is_none() {
             self.awake_since = Some(node.now);
+            self.wakeups += 1;
         }
         node.vm.add(VmEvent::Pageoutrun, 1);
         let (now, nid) = (node.now, node.nid);

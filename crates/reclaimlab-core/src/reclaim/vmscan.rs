@@ -299,7 +299,9 @@ impl Node {
         let nr_skipped: u64 = skipped.iter().sum();
         let (classzone, order, may_unmap) = (sc.reclaim_idx, sc.order, sc.may_unmap);
         self.trace_event(|tr, who| {
-            tr.lru_isolate(who, ts, classzone, order, n, total_scan, nr_skipped, taken, l, may_unmap)
+            tr.lru_isolate(
+                who, ts, classzone, order, n, total_scan, nr_skipped, taken, l, may_unmap,
+            )
         });
         total_scan
     }
