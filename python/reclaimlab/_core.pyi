@@ -6,6 +6,7 @@ ENGINE_VERSION: str
 
 class ScenarioError(Exception): ...
 class SimulationError(Exception): ...
+class TraceError(Exception): ...
 
 _Path = str | PathLike[str] | None
 
@@ -19,4 +20,11 @@ def run(
     invariants: str | int | None = None,
     progress: Callable[[int, int], bool | None] | None = None,
     name: str = "<dict>",
+) -> dict[str, object]: ...
+def lru(
+    path: str | PathLike[str],
+    capacity: int,
+    policy: str = "lru",
+    format: str | None = None,
+    compression: str | None = None,
 ) -> dict[str, object]: ...

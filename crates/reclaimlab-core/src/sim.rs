@@ -65,6 +65,8 @@ pub enum SimError {
     Invariant(String),
     /// The progress callback asked to stop (e.g. Ctrl-C).
     Interrupted,
+    /// A workload's trace file cannot be read or is malformed (the error names the record).
+    Trace(crate::trace::TraceError),
 }
 
 impl std::fmt::Display for SimError {
@@ -73,6 +75,7 @@ impl std::fmt::Display for SimError {
             SimError::Config(m) => write!(f, "configuration error: {m}"),
             SimError::Invariant(m) => write!(f, "invariant violated: {m}"),
             SimError::Interrupted => write!(f, "interrupted"),
+            SimError::Trace(e) => write!(f, "{e}"),
         }
     }
 }
