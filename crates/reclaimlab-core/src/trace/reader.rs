@@ -34,6 +34,8 @@ pub struct TraceReader {
     decompressed: bool,
     /// CSV: no record or header seen yet, so the next line may be the header.
     header_allowed: bool,
+    /// Where the record last returned by `next_record` starts: (byte offset, CSV line).
+    last_at: (u64, Option<u64>),
 }
 
 impl std::fmt::Debug for TraceReader {
@@ -90,6 +92,7 @@ impl TraceReader {
             line: 0,
             decompressed: compression == Compression::Zstd,
             header_allowed: true,
+            last_at: (0, None),
         })
     }
 
@@ -109,6 +112,19 @@ impl TraceReader {
     /// oracleGeneral records skipped so far because their object size is 0.
     pub fn skipped(&self) -> u64 {
         self.skipped
+    }
+
+    /// An error about the record `next_record` returned last (for consumers that find
+    /// something wrong with a well-formed record).
+    pub fn error_at_last(&self, message: impl Into<String>) -> TraceError {
+        TraceError {
+            path: self.path.clone(),
+            record: Some(self.records),
+            line: self.last_at.1,
+            byte_offset: Some(self.last_at.0),
+            decompressed: self.decompressed,
+            message: message.into(),
+        }
     }
 
     /// The next record, `Ok(None)` at the end of the trace.
@@ -241,6 +257,7 @@ impl TraceReader {
             let time = u32::from_le_bytes([r[0], r[1], r[2], r[3]]) as u64;
             let object = u64::from_le_bytes([r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11]]);
             let size = u32::from_le_bytes([r[12], r[13], r[14], r[15]]);
+            self.last_at = (self.offset, None);
             self.start += ORACLE_RECORD_BYTES;
             self.offset += ORACLE_RECORD_BYTES as u64;
             self.records += 1;
@@ -305,6 +322,7 @@ impl TraceReader {
                 });
             }
             self.records += 1;
+            self.last_at = (at, Some(self.line));
             let parsed = parse_csv_record(text);
             return match parsed {
                 Ok(r) => Ok(Some(r)),
