@@ -9,8 +9,8 @@ The simulator itself is Rust (``reclaimlab._core``); this package is the front e
 
 from importlib.metadata import PackageNotFoundError, version as _version
 
-from ._core import ENGINE_VERSION, ScenarioError, SimulationError
-from .api import RunResult, ScenarioNotFound, run, show_defaults
+from ._core import ENGINE_VERSION, ScenarioError, SimulationError, TraceError
+from .api import RunResult, ScenarioNotFound, lru, run, show_defaults
 from .output import OutputError
 
 try:
@@ -25,6 +25,8 @@ __all__ = [
     "ScenarioError",
     "ScenarioNotFound",
     "SimulationError",
+    "TraceError",
+    "lru",
     "run",
     "show_defaults",
 ]

@@ -6,6 +6,7 @@ ENGINE_VERSION: str
 
 class ScenarioError(Exception): ...
 class SimulationError(Exception): ...
+class TraceError(Exception): ...
 
 _Path = str | PathLike[str] | None
 
@@ -20,4 +21,11 @@ def run(
     progress: Callable[[int, int], bool | None] | None = None,
     name: str = "<dict>",
     trace: str | None = None,
+) -> dict[str, object]: ...
+def lru(
+    path: str | PathLike[str],
+    capacity: int,
+    policy: str = "lru",
+    format: str | None = None,
+    compression: str | None = None,
 ) -> dict[str, object]: ...

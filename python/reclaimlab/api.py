@@ -232,3 +232,24 @@ def run(
     if out is not None:
         result.write(out)
     return result
+
+
+def lru(
+    trace: str | os.PathLike,
+    capacity: int,
+    policy: str = "lru",
+    format: str | None = None,
+    compression: str | None = None,
+) -> dict[str, Any]:
+    """Replay ``trace`` through a fixed-capacity single-list cache (``reclaimlab lru``).
+
+    ``policy`` is "lru", "fifo" or "clock"; ``capacity`` counts objects (every object has size
+    one); ``format`` ("oracle" or "csv") and ``compression`` ("none" or "zstd") default to what
+    the file name says. Returns ``{"requests", "misses", "miss_ratio", "seconds", "skipped",
+    "policy", "capacity"}``: ``seconds`` is the wall time of reading and simulating, ``skipped``
+    the oracleGeneral records of size 0 (not requests, as in libCacheSim). Raises
+    :class:`TraceError` for a missing, unreadable or malformed trace.
+    """
+    return dict(
+        _core.lru(os.fspath(trace), capacity, policy=policy, format=format, compression=compression)
+    )

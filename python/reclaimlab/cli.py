@@ -1,7 +1,8 @@
 """The ``reclaimlab`` command: argument parsing, dispatch to a subcommand, and error handling.
 
 Each subcommand is a module in :mod:`reclaimlab.commands` (see its docstring). Exit codes:
-0 success; 1 simulation or output error; 2 bad scenario, missing file or bad arguments;
+0 success; 1 simulation or output error; 2 bad scenario, missing or malformed file (scenario or
+trace) or bad arguments;
 130 interrupted (Ctrl-C).
 """
 
@@ -12,7 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from . import __version__
-from ._core import ENGINE_VERSION, ScenarioError, SimulationError
+from ._core import ENGINE_VERSION, ScenarioError, SimulationError, TraceError
 from .api import ScenarioNotFound
 from .commands import COMMANDS, CliError
 from .output import OutputError
@@ -52,6 +53,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except ScenarioError as e:
         _err(str(e).rstrip("\n"))
+        return 2
+    except TraceError as e:
+        _err(f"error: {e}")
         return 2
     except CliError as e:
         _err(f"error: {e}")

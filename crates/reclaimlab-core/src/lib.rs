@@ -8,13 +8,17 @@
 //! - [`workload`]: the actors that put pressure on memory.
 //! - [`observe`]: `/proc/vmstat`, `/proc/zoneinfo`, `/proc/buddyinfo`, time series, summary.
 //! - [`sim`]: ties them together; [`run`] is the entry point.
+//! - [`trace`]: readers for recorded page-access traces (oracleGeneral, CSV, zstd).
+//! - [`cachesim`]: fixed-capacity LRU/FIFO/CLOCK over a trace (`reclaimlab lru`).
 
+pub mod cachesim;
 pub mod engine;
 pub mod mm;
 pub mod observe;
 pub mod reclaim;
 pub mod scenario;
 pub mod sim;
+pub mod trace;
 pub mod workload;
 
 pub use sim::{run, InvariantMode, RunOptions, RunOutput, SimError};

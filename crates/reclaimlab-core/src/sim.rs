@@ -13,6 +13,7 @@ use crate::observe::render;
 use crate::observe::timeseries::Sampler;
 use crate::reclaim::kswapd::{self, Kswapd};
 use crate::scenario::{Scenario, NS_PER_SEC};
+use crate::workload::trace::TraceReplay;
 use crate::workload::{Step, Thread};
 
 /// How often the invariant checker runs (every frame in exactly one place; free + used = total;
@@ -71,6 +72,8 @@ pub enum SimError {
     Invariant(String),
     /// The progress callback asked to stop (e.g. Ctrl-C).
     Interrupted,
+    /// A workload's trace file cannot be read or is malformed (the error names the record).
+    Trace(crate::trace::TraceError),
 }
 
 impl std::fmt::Display for SimError {
@@ -79,6 +82,7 @@ impl std::fmt::Display for SimError {
             SimError::Config(m) => write!(f, "configuration error: {m}"),
             SimError::Invariant(m) => write!(f, "invariant violated: {m}"),
             SimError::Interrupted => write!(f, "interrupted"),
+            SimError::Trace(e) => write!(f, "{e}"),
         }
     }
 }
@@ -140,6 +144,8 @@ struct Sim<'a> {
     events: u64,
     invariants: crate::observe::invariants::Checker,
     stop_reason: String,
+    /// An error a step ran into (a trace that became unreadable); the run stops with it.
+    failure: Option<SimError>,
     wall_start: Instant,
     wall_ns: u64,
 }
@@ -179,6 +185,7 @@ impl<'a> Sim<'a> {
 
         let mut threads = Vec::new();
         let mut task_threads = Vec::new();
+        let mut trace_anon_pages = 0u64;
         for w in &scn.workloads {
             let task = node.add_task(&w.name, w.oom_score_adj);
             let deadline = w.duration_ns.map(|d| w.start_ns + d);
@@ -219,7 +226,46 @@ impl<'a> Sim<'a> {
                     deadline,
                 ));
             }
+            if let Some(spec) = &w.trace {
+                let mut replay = TraceReplay::scan(spec).map_err(SimError::Trace)?;
+                let mut bases = [0u32; 2];
+                for (i, (pages, anon)) in [(replay.anon_pages, true), (replay.file_pages, false)]
+                    .into_iter()
+                    .enumerate()
+                {
+                    if pages > 0 {
+                        let r = node
+                            .add_region(task, pages, anon)
+                            .map_err(SimError::Config)?;
+                        bases[i] = node.regions[r].base;
+                    }
+                }
+                trace_anon_pages += replay.anon_pages;
+                replay.place(bases[0], bases[1]);
+                mine.push(threads.len());
+                threads.push(Thread::trace(
+                    &w.name, task, spec, replay, seed, w.start_ns, deadline,
+                ));
+            }
             task_threads.push(mine);
+        }
+        if !scn.oom.allowed && trace_anon_pages > 0 {
+            // The parser checked the anon tables; the traces' anonymous sizes are known only now.
+            let anon: u64 = scn
+                .workloads
+                .iter()
+                .filter_map(|w| w.anon.as_ref())
+                .map(|a| a.size_bytes.div_ceil(PAGE_SIZE))
+                .sum();
+            let need = anon + trace_anon_pages;
+            let have = node.total_managed_pages() + node.swap.total;
+            if need > have {
+                return Err(SimError::Config(format!(
+                    "the workloads' anonymous memory ({need} pages, {trace_anon_pages} of them \
+                     traces' objects) exceeds RAM + swap ({have} pages) and no OOM kill is \
+                     allowed: set allowed = true in [oom], add swap, or replay a smaller trace"
+                )));
+            }
         }
         let thread_ids: Vec<ActorId> = (0..threads.len())
             .map(|i| add(&mut q, Actor::Thread(i)))
@@ -269,6 +315,7 @@ impl<'a> Sim<'a> {
             events: 0,
             invariants,
             stop_reason: String::new(),
+            failure: None,
             wall_start: Instant::now(),
             wall_ns: 0,
         })
@@ -284,6 +331,9 @@ impl<'a> Sim<'a> {
         while let Some(a) = self.q.pop(self.end_ns) {
             self.node.now = self.q.now();
             self.step(a);
+            if let Some(e) = self.failure.take() {
+                return Err(e);
+            }
             self.after_step();
             self.events += 1;
             match self.opts.invariants {
@@ -339,7 +389,12 @@ impl<'a> Sim<'a> {
         match actor {
             Actor::Thread(i) => match self.threads[i].step(&mut self.node) {
                 Step::At(t) => self.q.schedule(a, t),
-                Step::Finished => self.thread_finished(i),
+                Step::Finished => {
+                    if let Some(e) = self.threads[i].error.take() {
+                        self.failure = Some(SimError::Trace(e));
+                    }
+                    self.thread_finished(i)
+                }
             },
             Actor::Kswapd => {
                 let next = self.kswapd.step(&mut self.node);
@@ -415,7 +470,7 @@ impl<'a> Sim<'a> {
 
     /// `exit_mmap`: the process's anonymous memory and swap go back.
     fn exit_mm(&mut self, task: usize) {
-        if let Some(r) = self.node.tasks[task].anon_region {
+        for r in self.node.tasks[task].anon_regions.clone() {
             self.node.free_anon_region(r);
         }
         self.node.tasks[task].alive = false;

@@ -9,8 +9,9 @@ use std::path::{Path, PathBuf};
 
 use reclaimlab_core::scenario::units::{format_size, parse_size};
 use reclaimlab_core::scenario::{
-    parse_file, parse_str, show::to_toml, AccessPattern, AnonSpec, FileOp, FileSpec, Scenario,
-    Workload, GIB, KIB, MIB, NS_PER_MS, NS_PER_SEC, NS_PER_US,
+    parse_file, parse_str, show::to_toml, AccessPattern, AnonSpec, Compression, FileOp, FileSpec,
+    ObjectSize, Scenario, TraceFormat, TraceKind, TraceSpec, TraceTime, Workload, GIB, KIB, MIB,
+    NS_PER_MS, NS_PER_SEC, NS_PER_US,
 };
 
 fn corpus_dir() -> PathBuf {
@@ -97,6 +98,26 @@ fn messages_say_what_was_expected() {
     assert!(msg("zoneinfo_with_ram").contains("cannot be given together with `zoneinfo`"));
     assert!(msg("toml_syntax_error").contains("write ram = \"4GiB\""));
     assert!(msg("workload_single_brackets").contains("[[workload]]"));
+    let m = msg("trace_missing_file");
+    assert!(
+        m.contains("no-such-trace.oracleGeneral.zst\" does not exist"),
+        "{m}"
+    );
+    assert!(
+        m.contains("resolved against the scenario file's directory"),
+        "{m}"
+    );
+    assert!(msg("trace_without_path").contains("missing required key `path`"));
+    let m = msg("trace_format_unknown_from_name");
+    assert!(
+        m.contains("cannot tell the trace format") && m.contains("format = \"csv\""),
+        "{m}"
+    );
+    assert!(msg("trace_kind_with_csv").contains("only applies to format = \"oracle\""));
+    assert!(msg("trace_time_unit_without_trace_time").contains("only applies to time = \"trace\""));
+    assert!(msg("trace_bad_format").contains("\"oracle\", \"csv\""));
+    assert!(msg("trace_unknown_key").contains("did you mean `passes`?"));
+    assert!(msg("trace_path_is_directory").contains("is a directory"));
 }
 
 fn one_workload(name: &str, anon: Option<AnonSpec>, file: Option<FileSpec>) -> Workload {
@@ -107,6 +128,7 @@ fn one_workload(name: &str, anon: Option<AnonSpec>, file: Option<FileSpec>) -> W
         oom_score_adj: 0,
         anon,
         file,
+        trace: None,
     }
 }
 
@@ -205,5 +227,59 @@ fn zoneinfo_is_resolved_against_the_scenario_directory() {
     assert_eq!(
         parse_str(&to_toml(&s), "elsewhere.toml").map(|b| b.host),
         Ok(s.host.clone())
+    );
+}
+
+#[test]
+fn trace_tables_parse_and_resolve_against_the_scenario_directory() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("scenario_trace");
+    std::fs::create_dir_all(dir.join("traces")).unwrap();
+    for name in ["trace-small.oracleGeneral.zst", "trace-small.csv"] {
+        std::fs::copy(fixtures.join(name), dir.join("traces").join(name)).unwrap();
+    }
+    let scen = dir.join("replay.toml");
+    std::fs::write(
+        &scen,
+        "[[workload]]\nname = \"a\"\nanon.size = \"1MiB\"\n\
+         [workload.trace]\npath = \"traces/trace-small.oracleGeneral.zst\"\n\
+         [[workload]]\nname = \"b\"\n\
+         [workload.trace]\npath = \"traces/trace-small.csv\"\ntime = \"trace\"\npasses = 2\n",
+    )
+    .unwrap();
+    let s = parse_file(&scen).unwrap();
+    // Format and compression come from the names; every other setting is the default.
+    assert_eq!(
+        s.workloads[0].trace,
+        Some(TraceSpec {
+            path: dir
+                .join("traces/trace-small.oracleGeneral.zst")
+                .to_string_lossy()
+                .into_owned(),
+            format: TraceFormat::Oracle,
+            compression: Compression::Zstd,
+            kind: TraceKind::Anon,
+            object_size: ObjectSize::Pages,
+            write_fraction: 0.0,
+            passes: 1,
+            time: TraceTime::Ignore,
+            think_ns: 0,
+            hold_ns: 0,
+            max_records: None,
+        })
+    );
+    assert!(s.workloads[0].anon.is_some());
+    let b = s.workloads[1].trace.as_ref().unwrap();
+    assert_eq!(
+        (b.format, b.compression),
+        (TraceFormat::Csv, Compression::None)
+    );
+    // CSV timestamps are nanoseconds.
+    assert_eq!(b.time, TraceTime::Trace { unit_ns: 1 });
+    assert_eq!(b.passes, 2);
+    // The resolved paths are stored, so the shown scenario parses anywhere.
+    assert_eq!(
+        parse_str(&to_toml(&s), "elsewhere.toml").map(|b| b.workloads),
+        Ok(s.workloads.clone())
     );
 }

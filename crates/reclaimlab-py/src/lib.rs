@@ -21,8 +21,10 @@ use pyo3::exceptions::{PyException, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
-use reclaimlab_core::observe::ftrace::TraceFormat;
+use reclaimlab_core::cachesim::{self, Policy, MAX_CAPACITY};
+use reclaimlab_core::observe::ftrace::TraceFormat as FtraceFormat;
 use reclaimlab_core::scenario::{self, Scenario};
+use reclaimlab_core::trace::{Compression, TraceFormat};
 use reclaimlab_core::{InvariantMode, RunOptions, SimError};
 
 create_exception!(
@@ -30,6 +32,12 @@ create_exception!(
     ScenarioError,
     PyException,
     "The scenario is invalid; the message is `FILE:LINE:COL: error: in field `FIELD`: ...`."
+);
+create_exception!(
+    reclaimlab._core,
+    TraceError,
+    PyException,
+    "A trace file cannot be read or is malformed; the message is `FILE: record N (byte offset B): ...`."
 );
 create_exception!(
     reclaimlab._core,
@@ -304,6 +312,7 @@ fn run<'py>(
             };
             return Err(SimulationError::new_err(why));
         }
+        Ok(Err(SimError::Trace(e))) => return Err(TraceError::new_err(e.to_string())),
         Ok(Err(e)) => return Err(SimulationError::new_err(e.to_string())),
         Ok(Ok(out)) => out,
     };
@@ -331,16 +340,94 @@ fn run<'py>(
 }
 
 /// `trace="kernel"|"postprocess"|None`.
-fn trace_format(trace: Option<&str>) -> PyResult<Option<TraceFormat>> {
+fn trace_format(trace: Option<&str>) -> PyResult<Option<FtraceFormat>> {
     match trace {
         None => Ok(None),
-        Some(t) => TraceFormat::from_name(t).map(Some).ok_or_else(|| {
+        Some(t) => FtraceFormat::from_name(t).map(Some).ok_or_else(|| {
             PyValueError::new_err(format!(
                 "trace must be one of {:?}, not {t:?}",
-                TraceFormat::NAMES
+                FtraceFormat::NAMES
             ))
         }),
     }
+}
+
+/// `reclaimlab lru`: replay a trace through a fixed-capacity LRU, FIFO or CLOCK cache of
+/// `capacity` objects. Returns `{"requests", "misses", "miss_ratio", "seconds", "skipped",
+/// "policy", "capacity"}`; `seconds` is the wall time of opening, reading and simulating, and
+/// `skipped` counts oracleGeneral records of size 0 (not requests, as in libCacheSim).
+/// `format` ("oracle" or "csv") and `compression` ("none" or "zstd") default to what the file
+/// name says. Raises `TraceError` for an unreadable or malformed trace, `ValueError` for bad
+/// arguments.
+#[pyfunction]
+#[pyo3(signature = (path, capacity, policy="lru", format=None, compression=None))]
+fn lru<'py>(
+    py: Python<'py>,
+    path: PathBuf,
+    capacity: &Bound<'py, PyAny>,
+    policy: &str,
+    format: Option<&str>,
+    compression: Option<&str>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let policy = Policy::from_name(policy).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "unknown policy {policy:?}; expected one of {}",
+            Policy::NAMES.join(", ")
+        ))
+    })?;
+    let bad_capacity = || {
+        PyValueError::new_err(format!(
+            "capacity must be an integer between 1 and {MAX_CAPACITY} (objects), not {}",
+            capacity
+                .repr()
+                .map(|r| r.to_string())
+                .unwrap_or_else(|_| "?".into())
+        ))
+    };
+    if capacity.is_instance_of::<pyo3::types::PyBool>() {
+        return Err(bad_capacity());
+    }
+    let capacity = match capacity.extract::<u64>() {
+        Ok(c) if (1..=MAX_CAPACITY).contains(&c) => c as u32,
+        _ => return Err(bad_capacity()),
+    };
+    let format = format
+        .map(|f| {
+            TraceFormat::from_name(f).ok_or_else(|| {
+                PyValueError::new_err(format!(
+                    "unknown trace format {f:?}; expected one of {}",
+                    TraceFormat::NAMES.join(", ")
+                ))
+            })
+        })
+        .transpose()?;
+    let compression = compression
+        .map(|c| {
+            Compression::from_name(c).ok_or_else(|| {
+                PyValueError::new_err(format!(
+                    "unknown compression {c:?}; expected one of {}",
+                    Compression::NAMES.join(", ")
+                ))
+            })
+        })
+        .transpose()?;
+    let result = py.allow_threads(|| {
+        catch_unwind(|| cachesim::simulate_file(&path, format, compression, policy, capacity))
+    });
+    let r = match result {
+        Err(payload) => return Err(internal_error(payload)),
+        Ok(Err(e)) => return Err(TraceError::new_err(e.to_string())),
+        Ok(Ok(r)) => r,
+    };
+    let d = PyDict::new_bound(py);
+    d.set_item("requests", r.requests)?;
+    d.set_item("misses", r.misses)?;
+    d.set_item("miss_ratio", r.miss_ratio())?;
+    d.set_item("seconds", r.wall_ns as f64 / 1e9)?;
+    d.set_item("skipped", r.skipped)?;
+    d.set_item("policy", r.policy.name())?;
+    d.set_item("capacity", r.capacity)?;
+    Ok(d)
 }
 
 #[pymodule]
@@ -349,10 +436,12 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     install_panic_hook();
     m.add("ScenarioError", py.get_type_bound::<ScenarioError>())?;
     m.add("SimulationError", py.get_type_bound::<SimulationError>())?;
+    m.add("TraceError", py.get_type_bound::<TraceError>())?;
     m.add("ENGINE_VERSION", reclaimlab_core::ENGINE_VERSION)?;
     m.add_function(wrap_pyfunction!(parse, m)?)?;
     m.add_function(wrap_pyfunction!(info, m)?)?;
     m.add_function(wrap_pyfunction!(show_defaults, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(lru, m)?)?;
     Ok(())
 }

@@ -75,7 +75,8 @@ pub struct TaskMm {
     pub swapents: u64,
     pub alive: bool,
     pub oom_killed: bool,
-    pub anon_region: Option<usize>,
+    /// Its anonymous regions (the `anon` table's, and a trace's anonymous objects).
+    pub anon_regions: Vec<usize>,
 }
 
 /// Node statistics tracked by the model (the subset of `node_stat_item` that it changes).
@@ -340,7 +341,7 @@ impl Node {
         });
         let r = self.regions.len() - 1;
         if anon {
-            self.tasks[task].anon_region = Some(r);
+            self.tasks[task].anon_regions.push(r);
         }
         Ok(r)
     }

@@ -73,14 +73,19 @@ pub fn build(inp: &SummaryInput) -> String {
         .threads
         .iter()
         .map(|t| {
-            json!({
+            let mut v = json!({
                 "thread": t.name,
                 "accesses": t.accesses,
                 "direct_stall_ms": ms(t.stall_ns),
                 "wait_ms": ms(t.wait_ns),
                 "finished_ns": t.finished_ns,
                 "oom_killed": t.killed,
-            })
+            });
+            if t.is_trace() {
+                // Page accesses above; trace records (requests) here.
+                v["records_replayed"] = json!(t.records_replayed());
+            }
+            v
         })
         .collect();
     let kills: Vec<Value> = node

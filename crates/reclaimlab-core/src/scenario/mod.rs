@@ -10,6 +10,7 @@ pub mod parse;
 pub mod show;
 pub mod units;
 
+pub use crate::trace::{Compression, TraceFormat};
 pub use parse::{parse_file, parse_str, ScenarioError};
 
 pub const KIB: u64 = 1024;
@@ -312,7 +313,9 @@ impl Default for PolicyConfig {
     }
 }
 
-/// One process. It has an anonymous-memory thread, a file-I/O thread, or both ("mix").
+/// One process. It has an anonymous-memory thread, a file-I/O thread and a trace-replay thread,
+/// in any combination (at least one). They run side by side; the trace's anonymous objects are
+/// a second anonymous region of the same process, its file objects files of their own.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Workload {
     pub name: String,
@@ -323,6 +326,7 @@ pub struct Workload {
     pub oom_score_adj: i32,
     pub anon: Option<AnonSpec>,
     pub file: Option<FileSpec>,
+    pub trace: Option<TraceSpec>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -392,6 +396,121 @@ impl Default for FileSpec {
             op: FileOp::Read,
             passes: 1,
             hold_ns: 0,
+        }
+    }
+}
+
+/// What an oracleGeneral trace's objects are (the format does not say; CSV records do).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TraceKind {
+    /// Pages of an anonymous region of the process.
+    Anon,
+    /// Pages of files, through the page cache (one file per object).
+    File,
+}
+
+impl TraceKind {
+    pub const NAMES: &'static [&'static str] = &["anon", "file"];
+    pub fn name(self) -> &'static str {
+        match self {
+            TraceKind::Anon => "anon",
+            TraceKind::File => "file",
+        }
+    }
+}
+
+/// How an oracleGeneral object's size maps to pages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ObjectSize {
+    /// The object spans `ceil(size / 4 KiB)` pages (its largest size in the trace) and each
+    /// request touches `ceil(size / 4 KiB)` of them from its start, in order.
+    Pages,
+    /// Every object is one page, whatever its size (libCacheSim's `ignore_obj_size`, and what
+    /// `reclaimlab lru` does).
+    Ignore,
+}
+
+impl ObjectSize {
+    pub const NAMES: &'static [&'static str] = &["pages", "ignore"];
+    pub fn name(self) -> &'static str {
+        match self {
+            ObjectSize::Pages => "pages",
+            ObjectSize::Ignore => "ignore",
+        }
+    }
+}
+
+/// When a trace's records are replayed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TraceTime {
+    /// As fast as the simulated machine allows (the access costs and `think` only).
+    Ignore,
+    /// At their timestamps: record `r` of a pass arrives `(t_r - t_first) * unit_ns` after the
+    /// pass starts; a thread running late replays without waiting until it has caught up.
+    Trace { unit_ns: u64 },
+}
+
+impl TraceTime {
+    pub const NAMES: &'static [&'static str] = &["ignore", "trace"];
+}
+
+/// `[workload.trace]`: replay a recorded page-access trace.
+///
+/// Objects map to pages densely: a first pass over the trace (at the start of the run) gives
+/// every distinct object a contiguous range of pages, anonymous objects in one anonymous region
+/// of the process and file objects one after another in a file region (each object a file of
+/// its own, so read-ahead stops at its end), in order of first appearance. The replay then
+/// streams the file again, once per pass; nothing but the id table (about 40 bytes per distinct
+/// object) is held in memory.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TraceSpec {
+    /// The trace file, resolved against the scenario file's directory.
+    pub path: String,
+    pub format: TraceFormat,
+    pub compression: Compression,
+    /// oracleGeneral only.
+    pub kind: TraceKind,
+    /// oracleGeneral only.
+    pub object_size: ObjectSize,
+    /// oracleGeneral only: fraction of requests that write, drawn from the thread's own random
+    /// stream (CSV records say whether they write).
+    pub write_fraction: f64,
+    /// Times the trace is replayed.
+    pub passes: u64,
+    pub time: TraceTime,
+    /// Application CPU time between two page accesses.
+    pub think_ns: u64,
+    /// Sleep after the passes, holding the memory, before exiting.
+    pub hold_ns: u64,
+    /// Replay only the first N records of each pass (skipped size-0 records do not count).
+    pub max_records: Option<u64>,
+}
+
+impl TraceSpec {
+    /// Duration of one trace time unit when `time = "trace"` and `time_unit` is not given:
+    /// oracleGeneral timestamps are seconds, CSV ones nanoseconds.
+    pub fn default_time_unit_ns(format: TraceFormat) -> u64 {
+        match format {
+            TraceFormat::Oracle => NS_PER_SEC,
+            TraceFormat::Csv => 1,
+        }
+    }
+}
+
+impl Default for TraceSpec {
+    fn default() -> Self {
+        TraceSpec {
+            path: String::new(),
+            format: TraceFormat::Oracle,
+            compression: Compression::None,
+            kind: TraceKind::Anon,
+            object_size: ObjectSize::Pages,
+            write_fraction: 0.0,
+            passes: 1,
+            time: TraceTime::Ignore,
+            think_ns: 0,
+            hold_ns: 0,
+            max_records: None,
         }
     }
 }

@@ -20,9 +20,10 @@ use toml_edit::{ImDocument, Item, TableLike, TomlError, Value};
 
 use super::units::{format_size, parse_bandwidth, parse_duration_ns, parse_size};
 use super::{
-    AccessPattern, AnonSpec, CostModel, DiskDevice, FileOp, FileSpec, HostConfig, KswapdBalance,
-    MachineType, OomConfig, PolicyConfig, Scenario, SimConfig, SwapDevice, Sysctl, Workload,
-    WritebackConfig, GIB, KIB, MIB,
+    AccessPattern, AnonSpec, Compression, CostModel, DiskDevice, FileOp, FileSpec, HostConfig,
+    KswapdBalance, MachineType, ObjectSize, OomConfig, PolicyConfig, Scenario, SimConfig,
+    SwapDevice, Sysctl, TraceFormat, TraceKind, TraceSpec, TraceTime, Workload, WritebackConfig,
+    GIB, KIB, MIB,
 };
 
 /// A scenario that cannot be used, and where the problem is.
@@ -138,7 +139,15 @@ const DISK_KEYS: &[&str] = &[
 const WRITEBACK_KEYS: &[&str] = &["dirty_background_ratio", "dirty_ratio"];
 const OOM_KEYS: &[&str] = &["allowed", "reaper_delay"];
 const POLICY_KEYS: &[&str] = &["kswapd_balance"];
-const WORKLOAD_KEYS: &[&str] = &["name", "start", "duration", "oom_score_adj", "anon", "file"];
+const WORKLOAD_KEYS: &[&str] = &[
+    "name",
+    "start",
+    "duration",
+    "oom_score_adj",
+    "anon",
+    "file",
+    "trace",
+];
 const ANON_KEYS: &[&str] = &[
     "size",
     "pattern",
@@ -149,6 +158,22 @@ const ANON_KEYS: &[&str] = &[
     "hold",
 ];
 const FILE_KEYS: &[&str] = &["size", "op", "passes", "hold"];
+const TRACE_KEYS: &[&str] = &[
+    "path",
+    "format",
+    "compression",
+    "kind",
+    "object_size",
+    "write_fraction",
+    "passes",
+    "time",
+    "time_unit",
+    "think",
+    "hold",
+    "max_records",
+];
+/// `[workload.trace]` keys that only an oracleGeneral trace takes (a CSV record says these).
+const ORACLE_ONLY_TRACE_KEYS: &[&str] = &["kind", "object_size", "write_fraction"];
 
 /// Accessor for one [`CostModel`] field.
 pub(super) type CostField = fn(&mut CostModel) -> &mut u64;
@@ -881,18 +906,7 @@ fn parse_host(ctx: &Ctx, t: &Table, out: &mut HostConfig) -> Res<()> {
             } else {
                 format!("cannot read zoneinfo file \"{}\": {e}", resolved.display())
             };
-            let help = match ctx.base_dir {
-                Some(d) => {
-                    // The parent of "x.toml" is "": that is the current directory.
-                    let dir = if d.as_os_str().is_empty() { Path::new(".") } else { d };
-                    format!(
-                        "a relative path is resolved against the scenario file's directory (\"{}\")",
-                        dir.display()
-                    )
-                }
-                None => "a relative path is resolved against the current directory".to_string(),
-            };
-            f.err(ctx, msg).with_help(help)
+            f.err(ctx, msg).with_help(relative_path_help(ctx))
         })?;
         crate::mm::layout::parse_zoneinfo(&text).map_err(|e| {
             f.err(
@@ -906,6 +920,25 @@ fn parse_host(ctx: &Ctx, t: &Table, out: &mut HostConfig) -> Res<()> {
         out.zoneinfo = Some(resolved.to_string_lossy().into_owned());
     }
     Ok(())
+}
+
+/// Where a relative path in a scenario is looked for, for error messages.
+fn relative_path_help(ctx: &Ctx) -> String {
+    match ctx.base_dir {
+        Some(d) => {
+            // The parent of "x.toml" is "": that is the current directory.
+            let dir = if d.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                d
+            };
+            format!(
+                "a relative path is resolved against the scenario file's directory (\"{}\")",
+                dir.display()
+            )
+        }
+        None => "a relative path is resolved against the current directory".to_string(),
+    }
 }
 
 /// `given` resolved against the scenario file's directory (or left relative to the current
@@ -1201,6 +1234,7 @@ fn parse_workload(ctx: &Ctx, t: &Table, spots: &mut WorkloadSpots) -> Res<Worklo
         oom_score_adj: 0,
         anon: None,
         file: None,
+        trace: None,
     };
     if let Some(f) = t.field("start") {
         w.start_ns = f.duration(ctx)?;
@@ -1219,21 +1253,164 @@ fn parse_workload(ctx: &Ctx, t: &Table, spots: &mut WorkloadSpots) -> Res<Worklo
     if let Some(ft) = t.sub(ctx, "file", "[workload.file]")? {
         w.file = Some(parse_file_spec(ctx, &ft)?);
     }
-    if w.anon.is_none() && w.file.is_none() {
+    if let Some(tt) = t.sub(ctx, "trace", "[workload.trace]")? {
+        w.trace = Some(parse_trace(ctx, &tt)?);
+    }
+    if w.anon.is_none() && w.file.is_none() && w.trace.is_none() {
         return Err(ctx
             .error(
                 t.at,
                 &t.path,
                 format!(
-                    "workload \"{}\" does nothing: it has neither an anon nor a file table",
+                    "workload \"{}\" does nothing: it has no anon, file or trace table",
                     w.name
                 ),
             )
             .with_help(
-                "add a [workload.anon] table (size = \"1GiB\") and/or a [workload.file] table",
+                "add a [workload.anon] table (size = \"1GiB\"), a [workload.file] table \
+                 and/or a [workload.trace] table (path = \"my.oracleGeneral.zst\")",
             ));
     }
     Ok(w)
+}
+
+fn parse_trace(ctx: &Ctx, t: &Table) -> Res<TraceSpec> {
+    t.check_keys(ctx, TRACE_KEYS)?;
+    let Some(pf) = t.field("path") else {
+        return Err(ctx
+            .error(
+                t.at,
+                &join(&t.path, "path"),
+                "missing required key `path` in [workload.trace]",
+            )
+            .with_help("for example: path = \"traces/db.oracleGeneral.zst\""));
+    };
+    let given = pf.string(ctx, "a path to a trace file")?;
+    if given.is_empty() {
+        return Err(pf.err(ctx, "the trace path must not be empty"));
+    }
+    let resolved = resolve(ctx, &given);
+    let problem = match std::fs::metadata(&resolved) {
+        Ok(m) if m.is_dir() => Some("is a directory, not a trace file".to_string()),
+        Ok(_) => std::fs::File::open(&resolved)
+            .err()
+            .map(|e| format!("cannot be read: {e}")),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some("does not exist".to_string()),
+        Err(e) => Some(format!("cannot be read: {e}")),
+    };
+    if let Some(problem) = problem {
+        return Err(pf
+            .err(
+                ctx,
+                format!("trace file \"{}\" {problem}", resolved.display()),
+            )
+            .with_help(relative_path_help(ctx)));
+    }
+    let (guessed_format, guessed_compression) = crate::trace::detect(&resolved);
+    let mut spec = TraceSpec {
+        path: resolved.to_string_lossy().into_owned(),
+        compression: guessed_compression,
+        ..TraceSpec::default()
+    };
+    spec.format = match t.field("format") {
+        Some(f) => TraceFormat::from_name(f.choice(ctx, TraceFormat::NAMES, "trace format")?)
+            .expect("TraceFormat::NAMES entry"),
+        None => guessed_format.ok_or_else(|| {
+            pf.err(
+                ctx,
+                format!(
+                    "cannot tell the trace format from the file name \"{}\"",
+                    resolved.display()
+                ),
+            )
+            .with_help(
+                "add format = \"oracle\" (libCacheSim oracleGeneral) or format = \"csv\" \
+                 (time_ns,object,offset,kind); names ending in .oracleGeneral, .bin or .csv \
+                 (then optionally .zst) are recognised",
+            )
+        })?,
+    };
+    if let Some(f) = t.field("compression") {
+        spec.compression =
+            Compression::from_name(f.choice(ctx, Compression::NAMES, "compression")?)
+                .expect("Compression::NAMES entry");
+    }
+    if spec.format == TraceFormat::Csv {
+        for key in ORACLE_ONLY_TRACE_KEYS {
+            if let Some(f) = t.field(key) {
+                return Err(ctx
+                    .error(
+                        f.key_at,
+                        &f.path,
+                        format!(
+                            "`{key}` only applies to format = \"oracle\": each CSV record says \
+                             its kind (anon_read, anon_write, file_read, file_write) and offset"
+                        ),
+                    )
+                    .with_help(format!("remove `{key}`")));
+            }
+        }
+    }
+    if let Some(f) = t.field("kind") {
+        spec.kind = match f.choice(ctx, TraceKind::NAMES, "trace kind")? {
+            "anon" => TraceKind::Anon,
+            "file" => TraceKind::File,
+            other => unreachable!("TraceKind::NAMES has {other} but the parser does not"),
+        };
+    }
+    if let Some(f) = t.field("object_size") {
+        spec.object_size = match f.choice(ctx, ObjectSize::NAMES, "object_size setting")? {
+            "pages" => ObjectSize::Pages,
+            "ignore" => ObjectSize::Ignore,
+            other => unreachable!("ObjectSize::NAMES has {other} but the parser does not"),
+        };
+    }
+    if let Some(f) = t.field("write_fraction") {
+        let v = f.float(ctx)?;
+        if !(0.0..=1.0).contains(&v) {
+            return Err(f.err(
+                ctx,
+                format!("write_fraction must be between 0 and 1, found {v}"),
+            ));
+        }
+        spec.write_fraction = v;
+    }
+    if let Some(p) = passes(ctx, t)? {
+        spec.passes = p;
+    }
+    let mut time_name = "ignore";
+    if let Some(f) = t.field("time") {
+        time_name = f.choice(ctx, TraceTime::NAMES, "trace time mode")?;
+    }
+    spec.time = match (time_name, t.field("time_unit")) {
+        ("trace", Some(f)) => TraceTime::Trace {
+            unit_ns: f.positive_duration(ctx)?,
+        },
+        ("trace", None) => TraceTime::Trace {
+            unit_ns: TraceSpec::default_time_unit_ns(spec.format),
+        },
+        (_, Some(f)) => {
+            return Err(ctx
+                .error(
+                    f.key_at,
+                    &f.path,
+                    "time_unit only applies to time = \"trace\" (timestamps are ignored here)",
+                )
+                .with_help("remove time_unit, or set time = \"trace\""));
+        }
+        ("ignore", None) => TraceTime::Ignore,
+        (other, None) => unreachable!("TraceTime::NAMES has {other} but the parser does not"),
+    };
+    if let Some(f) = t.field("think") {
+        spec.think_ns = f.duration(ctx)?;
+    }
+    if let Some(f) = t.field("hold") {
+        spec.hold_ns = f.duration(ctx)?;
+    }
+    if let Some(f) = t.field("max_records") {
+        spec.max_records = Some(f.uint_in(ctx, 1, u64::MAX, "")?);
+    }
+    Ok(spec)
 }
 
 /// A region size: required, at least one page.
@@ -1416,6 +1593,7 @@ mod tests {
                 ..AnonSpec::default()
             }),
             file: None,
+            trace: None,
         });
         assert_eq!(s, want);
     }

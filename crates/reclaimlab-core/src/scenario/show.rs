@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 
 use super::parse::COST_FIELDS;
 use super::units::{format_bandwidth, format_duration, format_size};
-use super::{AccessPattern, FileOp, Scenario, Workload};
+use super::{AccessPattern, FileOp, Scenario, TraceFormat, TraceSpec, TraceTime, Workload};
 
 /// Render `s` as TOML. See the module documentation.
 pub fn to_toml(s: &Scenario) -> String {
@@ -307,6 +307,90 @@ fn workload(w: &mut Writer, wl: &Workload) {
             "sleep after the passes, before exiting",
         );
     }
+    if let Some(t) = &wl.trace {
+        trace(w, t);
+    }
+}
+
+fn trace(w: &mut Writer, t: &TraceSpec) {
+    w.table("workload.trace");
+    w.kv(
+        "path",
+        string(&t.path),
+        "trace file (a relative path is resolved against the scenario file's directory)",
+    );
+    w.kv(
+        "format",
+        string(t.format.name()),
+        "\"oracle\" (libCacheSim oracleGeneral, 24-byte records) or \"csv\" (time_ns,object,offset,kind)",
+    );
+    w.kv(
+        "compression",
+        string(t.compression.name()),
+        "\"none\" or \"zstd\" (default: zstd when the file name ends in .zst)",
+    );
+    if t.format == TraceFormat::Oracle {
+        w.kv(
+            "kind",
+            string(t.kind.name()),
+            "what the objects are: \"anon\" (anonymous memory) or \"file\" (one file each)",
+        );
+        w.kv(
+            "object_size",
+            string(t.object_size.name()),
+            "\"pages\": an object spans ceil(size/4KiB) pages, all touched per request; \"ignore\": one page",
+        );
+        w.kv(
+            "write_fraction",
+            float(t.write_fraction),
+            "fraction of requests that write (0..1; the format does not say)",
+        );
+    }
+    w.kv(
+        "passes",
+        uint(t.passes),
+        "times the whole trace is replayed",
+    );
+    match t.time {
+        TraceTime::Ignore => w.kv(
+            "time",
+            string("ignore"),
+            "\"ignore\": replay as fast as possible; \"trace\": at the recorded timestamps",
+        ),
+        TraceTime::Trace { unit_ns } => {
+            w.kv(
+                "time",
+                string("trace"),
+                "\"trace\": records arrive at their timestamps; \"ignore\": as fast as possible",
+            );
+            w.kv(
+                "time_unit",
+                dur(unit_ns),
+                "simulated length of one trace time unit (oracle default 1s, csv 1ns)",
+            );
+        }
+    }
+    w.kv(
+        "think",
+        dur(t.think_ns),
+        "application CPU time between two page accesses",
+    );
+    w.kv(
+        "hold",
+        dur(t.hold_ns),
+        "sleep holding the memory after the passes, before exiting",
+    );
+    match t.max_records {
+        Some(n) => w.kv(
+            "max_records",
+            uint(n),
+            "replay only the first N records of each pass",
+        ),
+        None => w.unset(
+            "max_records",
+            "replay only the first N records of each pass; unset: all",
+        ),
+    }
 }
 
 /// Collects `key = value  # comment` rows and aligns the comments within each table.
@@ -427,7 +511,8 @@ mod tests {
     use super::*;
     use crate::scenario::parse::parse_str;
     use crate::scenario::{
-        AnonSpec, FileSpec, KswapdBalance, MachineType, GIB, KIB, MIB, NS_PER_MS, NS_PER_SEC,
+        AnonSpec, Compression, FileSpec, KswapdBalance, MachineType, ObjectSize, TraceKind, GIB,
+        KIB, MIB, NS_PER_MS, NS_PER_SEC,
     };
 
     fn round_trip(s: &Scenario) {
@@ -450,7 +535,12 @@ mod tests {
                 ..AnonSpec::default()
             }),
             file: None,
+            trace: None,
         }
+    }
+
+    fn fixture(name: &str) -> String {
+        format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))
     }
 
     #[test]
@@ -471,6 +561,21 @@ mod tests {
              [workload.file]\nsize = \"8GB\"\nop = \"write\"\n",
             "[oom]\nallowed = false\n[swap]\nsize = \"4GiB\"\n[[workload]]\nname = \"q\\\"uote\\\\\"\nfile.size = \"1GiB\"\n",
         ];
+        let traces = [
+            format!("path = \"{}\"", fixture("trace-small.oracleGeneral.zst")),
+            format!(
+                "path = \"{}\"\nkind = \"file\"\nobject_size = \"ignore\"\ntime = \"trace\"\nmax_records = 10",
+                fixture("trace-small.oracleGeneral")
+            ),
+            format!(
+                "path = \"{}\"\ntime = \"trace\"\ntime_unit = \"1us\"\npasses = 3\nthink = \"1us\"",
+                fixture("trace-small.csv")
+            ),
+        ];
+        for t in &traces {
+            let text = format!("[[workload]]\nname = \"t\"\n[workload.trace]\n{t}\n");
+            round_trip(&parse_str(&text, "ex.toml").unwrap());
+        }
         for text in examples {
             round_trip(&parse_str(text, "ex.toml").unwrap());
         }
@@ -552,8 +657,9 @@ mod tests {
                 w.start_ns = next(1 << 40);
                 w.duration_ns = (next(2) == 0).then(|| 1 + next(1 << 40));
                 w.oom_score_adj = next(2001) as i32 - 1000;
-                let kind = next(3);
-                w.anon = (kind != 1).then(|| AnonSpec {
+                // Any non-empty combination of anon, file and trace tables.
+                let kind = 1 + next(7);
+                w.anon = (kind & 1 != 0).then(|| AnonSpec {
                     size_bytes: 4 * KIB + next(1 << 42),
                     pattern: match next(3) {
                         0 => AccessPattern::Sequential,
@@ -567,7 +673,7 @@ mod tests {
                     think_ns: next(1 << 20),
                     hold_ns: next(1 << 40),
                 });
-                w.file = (kind != 0).then(|| FileSpec {
+                w.file = (kind & 2 != 0).then(|| FileSpec {
                     size_bytes: 4 * KIB + next(1 << 42),
                     op: if next(2) == 0 {
                         FileOp::Read
@@ -576,6 +682,56 @@ mod tests {
                     },
                     passes: 1 + next(10),
                     hold_ns: next(1 << 40),
+                });
+                w.trace = (kind & 4 != 0).then(|| {
+                    let files = [
+                        "trace-small.oracleGeneral",
+                        "trace-small.oracleGeneral.zst",
+                        "trace-small.csv",
+                    ];
+                    let format = if next(2) == 0 {
+                        TraceFormat::Oracle
+                    } else {
+                        TraceFormat::Csv
+                    };
+                    let oracle = format == TraceFormat::Oracle;
+                    TraceSpec {
+                        path: fixture(files[next(3) as usize]),
+                        format,
+                        compression: if next(2) == 0 {
+                            Compression::None
+                        } else {
+                            Compression::Zstd
+                        },
+                        // Oracle-only settings stay at their defaults for CSV (the parser
+                        // rejects them there, and the printer leaves them out).
+                        kind: if oracle && next(2) == 0 {
+                            TraceKind::File
+                        } else {
+                            TraceKind::Anon
+                        },
+                        object_size: if oracle && next(2) == 0 {
+                            ObjectSize::Ignore
+                        } else {
+                            ObjectSize::Pages
+                        },
+                        write_fraction: if oracle {
+                            next(1001) as f64 / 1000.0
+                        } else {
+                            0.0
+                        },
+                        passes: 1 + next(100),
+                        time: if next(2) == 0 {
+                            TraceTime::Ignore
+                        } else {
+                            TraceTime::Trace {
+                                unit_ns: 1 + next(NS_PER_SEC * 10),
+                            }
+                        },
+                        think_ns: next(1 << 20),
+                        hold_ns: next(1 << 40),
+                        max_records: (next(2) == 0).then(|| 1 + next(1 << 40)),
+                    }
                 });
                 s.workloads.push(w);
             }

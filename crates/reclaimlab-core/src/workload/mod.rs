@@ -1,16 +1,20 @@
 //! Workload threads: the actors that put pressure on memory.
 //!
 //! A scenario workload is a process (a `TaskMm` in the node); it runs an anonymous-memory
-//! thread, a file-I/O thread, or both. A thread runs in chunks: up to `CHUNK_ACCESSES` page
+//! thread, a file-I/O thread and a trace-replay thread (`trace.rs`), in any combination. A
+//! thread runs in chunks: up to `CHUNK_ACCESSES` page
 //! accesses or `QUANTUM_NS` of simulated CPU time, whichever comes first, then yields so that
 //! kswapd, I/O completions and the other threads interleave with it. A chunk also ends when the
 //! thread blocks (major fault, read miss, allocation retry, dirty throttling).
 
+pub mod trace;
 pub mod zipf;
 
 use crate::engine::Rng;
 use crate::mm::node::{Access, Node, TaskCtx};
 use crate::scenario::{AccessPattern, AnonSpec, FileOp, FileSpec, NS_PER_MS, NS_PER_US};
+use crate::trace::TraceError;
+use trace::TraceReplay;
 use zipf::Zipf;
 
 /// Accesses per chunk (bounds the work between two events).
@@ -21,7 +25,7 @@ pub const QUANTUM_NS: u64 = 100 * NS_PER_US;
 const DIRTY_PAUSE_MIN_NS: u64 = NS_PER_MS;
 const DIRTY_PAUSE_MAX_NS: u64 = 200 * NS_PER_MS;
 
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 enum Kind {
     Anon {
         pattern: AccessPattern,
@@ -31,6 +35,10 @@ enum Kind {
     },
     File {
         write: bool,
+    },
+    Trace {
+        replay: Box<TraceReplay>,
+        think_ns: u64,
     },
 }
 
@@ -48,9 +56,9 @@ pub enum Step {
     Finished,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Thread {
-    /// `workload/anon` or `workload/file`: also the name of its random stream.
+    /// `workload/anon`, `workload/file` or `workload/trace`: also the name of its random stream.
     pub name: String,
     pub task: usize,
     kind: Kind,
@@ -75,6 +83,8 @@ pub struct Thread {
     pub wait_ns: u64,
     pub finished_ns: Option<u64>,
     pub killed: bool,
+    /// A trace that could not be read during the run; the simulation stops with it.
+    pub error: Option<TraceError>,
 }
 
 impl Thread {
@@ -116,6 +126,7 @@ impl Thread {
             wait_ns: 0,
             finished_ns: None,
             killed: false,
+            error: None,
         }
     }
 
@@ -182,6 +193,47 @@ impl Thread {
         )
     }
 
+    /// A trace-replay thread. `replay` has been scanned and placed.
+    #[allow(clippy::too_many_arguments)]
+    pub fn trace(
+        workload: &str,
+        task: usize,
+        spec: &crate::scenario::TraceSpec,
+        replay: TraceReplay,
+        seed: u64,
+        start_ns: u64,
+        deadline_ns: Option<u64>,
+    ) -> Thread {
+        let kind = Kind::Trace {
+            replay: Box::new(replay),
+            think_ns: spec.think_ns,
+        };
+        Thread::new(
+            format!("{workload}/trace"),
+            task,
+            kind,
+            0,
+            0,
+            spec.passes,
+            spec.hold_ns,
+            seed,
+            start_ns,
+            deadline_ns,
+        )
+    }
+
+    pub fn is_trace(&self) -> bool {
+        matches!(self.kind, Kind::Trace { .. })
+    }
+
+    /// Records replayed so far (trace threads; 0 for the others).
+    pub fn records_replayed(&self) -> u64 {
+        match &self.kind {
+            Kind::Trace { replay, .. } => replay.records_replayed,
+            _ => 0,
+        }
+    }
+
     pub fn is_finished(&self) -> bool {
         self.phase == Phase::Done
     }
@@ -220,6 +272,7 @@ impl Thread {
                 (self.base + idx as u32, write)
             }
             Kind::File { write } => (self.base + self.pos as u32, *write),
+            Kind::Trace { .. } => unreachable!("trace threads step in step_trace"),
         }
     }
 
@@ -235,10 +288,13 @@ impl Thread {
         }
         self.ctx.cost_ns = 0;
         self.ctx.stall_ns = 0;
+        if matches!(self.kind, Kind::Trace { .. }) {
+            return self.step_trace(node);
+        }
         let is_file = matches!(self.kind, Kind::File { .. });
         let think_ns = match self.kind {
             Kind::Anon { think_ns, .. } => think_ns,
-            Kind::File { .. } => 0,
+            Kind::File { .. } | Kind::Trace { .. } => 0,
         };
         let writes_file = matches!(self.kind, Kind::File { write: true });
         if writes_file {
@@ -276,6 +332,84 @@ impl Thread {
                 }
                 Access::Retry(sleep) => {
                     self.pending = Some((vp, write));
+                    self.wait_ns += sleep;
+                    return self.yield_at(now + self.ctx.cost_ns + sleep);
+                }
+                Access::Killed => {
+                    self.stop(now + self.ctx.cost_ns, true);
+                    self.stall_ns += self.ctx.stall_ns;
+                    return Step::Finished;
+                }
+            }
+            n += 1;
+            if n >= CHUNK_ACCESSES || self.ctx.cost_ns >= QUANTUM_NS {
+                return self.yield_at(now + self.ctx.cost_ns);
+            }
+        }
+    }
+
+    /// One chunk of a trace-replay thread: the same chunking, blocking and retry rules as the
+    /// other threads, with each record touching its pages in order (a record whose pages are
+    /// not all done when the chunk ends goes on in the next chunk). With `time = "trace"` the
+    /// thread sleeps until a record's arrival time.
+    fn step_trace(&mut self, node: &mut Node) -> Step {
+        let now = node.now;
+        let mut n = 0;
+        loop {
+            if self.pass >= self.passes {
+                let t = now + self.ctx.cost_ns;
+                if self.hold_ns > 0 {
+                    self.phase = Phase::Holding;
+                    return self.yield_at(t + self.hold_ns);
+                }
+                self.stop(t, false);
+                return Step::Finished;
+            }
+            let Kind::Trace { replay, think_ns } = &mut self.kind else {
+                unreachable!("step_trace on a trace thread only");
+            };
+            let think_ns = *think_ns;
+            if replay.cur.is_none() {
+                match replay.fetch(&mut self.rng) {
+                    Ok(true) => {}
+                    Ok(false) => {
+                        self.pass += 1;
+                        continue;
+                    }
+                    Err(e) => {
+                        self.error = Some(e);
+                        self.stop(now + self.ctx.cost_ns, false);
+                        self.stall_ns += self.ctx.stall_ns;
+                        return Step::Finished;
+                    }
+                }
+            }
+            let t = now + self.ctx.cost_ns;
+            if let Some(arrival) = replay.arrival(t) {
+                if arrival > t {
+                    return self.yield_at(arrival);
+                }
+            }
+            let c = replay.cur.expect("fetched above");
+            let r = if c.file {
+                node.file_access(c.vp, c.object_end, c.write, &mut self.ctx)
+            } else {
+                node.anon_access(c.vp, c.write, &mut self.ctx)
+            };
+            self.ctx.cost_ns += think_ns;
+            match r {
+                Access::Done => {
+                    replay.advance();
+                    self.accesses += 1;
+                }
+                Access::Block(until) => {
+                    replay.advance();
+                    self.accesses += 1;
+                    let t = now + self.ctx.cost_ns;
+                    self.wait_ns += until.saturating_sub(t);
+                    return self.yield_at(until.max(t));
+                }
+                Access::Retry(sleep) => {
                     self.wait_ns += sleep;
                     return self.yield_at(now + self.ctx.cost_ns + sleep);
                 }
