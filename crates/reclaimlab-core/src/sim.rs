@@ -117,6 +117,7 @@ enum Actor {
     Flusher,
     OomReaper,
     Sampler,
+    Kcompactd,
 }
 
 struct Sim<'a> {
@@ -132,6 +133,7 @@ struct Sim<'a> {
     diskio_id: ActorId,
     flusher_id: ActorId,
     reaper_id: ActorId,
+    kcompactd_id: ActorId,
     threads: Vec<Thread>,
     thread_ids: Vec<ActorId>,
     /// Threads of each task (process).
@@ -182,6 +184,7 @@ impl<'a> Sim<'a> {
         let flusher_id = add(&mut q, Actor::Flusher);
         let reaper_id = add(&mut q, Actor::OomReaper);
         let sampler_id = add(&mut q, Actor::Sampler);
+        let kcompactd_id = add(&mut q, Actor::Kcompactd);
 
         let mut threads = Vec::new();
         let mut task_threads = Vec::new();
@@ -247,6 +250,12 @@ impl<'a> Sim<'a> {
                     &w.name, task, spec, replay, seed, w.start_ns, deadline,
                 ));
             }
+            if let Some(spec) = &w.highorder {
+                mine.push(threads.len());
+                threads.push(Thread::highorder(
+                    &w.name, task, spec, seed, w.start_ns, deadline,
+                ));
+            }
             task_threads.push(mine);
         }
         if !scn.oom.allowed && trace_anon_pages > 0 {
@@ -305,6 +314,7 @@ impl<'a> Sim<'a> {
             diskio_id,
             flusher_id,
             reaper_id,
+            kcompactd_id,
             threads,
             thread_ids,
             task_threads,
@@ -413,6 +423,20 @@ impl<'a> Sim<'a> {
                     self.node.oom_victim_pending = None;
                 }
             }
+            Actor::Kcompactd => {
+                // kcompactd: compact for the order kswapd handed over, one pass per wake.
+                if let Some((order, hz)) = self.node.kcompactd_wake.take() {
+                    self.node
+                        .vm
+                        .add(crate::observe::vmstat::VmEvent::CompactDaemonWake, 1);
+                    let mut st = crate::mm::compaction::CompactStats::default();
+                    self.node.compact_zones(order, hz, &mut st);
+                    self.node.account_compaction(&st, true);
+                    self.node
+                        .vm
+                        .add(crate::observe::vmstat::VmEvent::PgmigrateSuccess, 0);
+                }
+            }
             Actor::Sampler => {
                 let awake = !self.kswapd.is_asleep();
                 self.sampler.sample(now, &self.node, awake);
@@ -436,6 +460,9 @@ impl<'a> Sim<'a> {
             let next = self.kswapd.wake(&mut self.node);
             self.schedule_kswapd(next);
         }
+        if self.node.kcompactd_wake.is_some() && self.q.due(self.kcompactd_id).is_none() {
+            self.q.schedule(self.kcompactd_id, self.q.now());
+        }
         if let Some(t) = self.node.swapdev.next_completion() {
             self.q.schedule_no_later_than(self.swapio_id, t);
         }
@@ -446,6 +473,7 @@ impl<'a> Sim<'a> {
             let now = self.q.now();
             for &i in &self.task_threads[victim] {
                 self.threads[i].stop(now, true);
+                self.threads[i].release(&mut self.node);
                 self.q.cancel(self.thread_ids[i]);
             }
             let t = now + self.scn.oom.reaper_delay_ns;
@@ -458,6 +486,7 @@ impl<'a> Sim<'a> {
     }
 
     fn thread_finished(&mut self, i: usize) {
+        self.threads[i].release(&mut self.node);
         let task = self.threads[i].task;
         if self.task_threads[task]
             .iter()

@@ -129,6 +129,7 @@ fn one_workload(name: &str, anon: Option<AnonSpec>, file: Option<FileSpec>) -> W
         anon,
         file,
         trace: None,
+        highorder: None,
     }
 }
 

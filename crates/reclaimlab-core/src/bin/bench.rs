@@ -1,6 +1,6 @@
 //! `reclaimlab-bench`: runs scenarios in this process and reports simulator speed.
 //!
-//! Usage: reclaimlab-bench [--seed N] [--verbose] SCENARIO.toml...
+//! Usage: reclaimlab-bench [--seed N] [--verbose] [--trace-cost] SCENARIO.toml...
 //! For each scenario: simulated page operations per second (page accesses by workloads plus
 //! pages scanned, freed and allocated by the kernel side), simulated-time/wall-time ratio,
 //! heap allocations per simulated event (the hot path should make none), and the process's
@@ -12,6 +12,7 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use reclaimlab_core::mm::frames::Frames;
+use reclaimlab_core::observe::ftrace::TraceFormat;
 
 /// Counts heap allocations so the benchmark can report allocations per event.
 struct Counting;
@@ -52,7 +53,8 @@ fn main() -> ExitCode {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     let mut seed = None;
     let verbose = args.iter().any(|a| a == "--verbose");
-    args.retain(|a| a != "--verbose");
+    let trace_cost = args.iter().any(|a| a == "--trace-cost");
+    args.retain(|a| a != "--verbose" && a != "--trace-cost");
     if let Some(i) = args.iter().position(|a| a == "--seed") {
         if i + 1 >= args.len() {
             eprintln!("error: --seed needs a value");
@@ -136,6 +138,34 @@ fn main() -> ExitCode {
             allocs as f64 / out.events.max(1) as f64,
             peak_rss_kib() as f64 / 1024.0
         );
+        if trace_cost {
+            // Tracing off vs on (kernel format), alternated three times in this process.
+            let (mut off, mut on) = (u64::MAX, u64::MAX);
+            let mut lines = 0;
+            for _ in 0..3 {
+                for tr in [None, Some(TraceFormat::Kernel)] {
+                    let o = RunOptions {
+                        seed,
+                        trace: tr,
+                        ..Default::default()
+                    };
+                    let r = run(&scn, &o, &mut |_, _| true).expect("run");
+                    if tr.is_none() {
+                        off = off.min(r.wall_ns);
+                    } else {
+                        on = on.min(r.wall_ns);
+                        lines = r.trace.map_or(0, |t| t.lines().count());
+                    }
+                }
+            }
+            println!(
+                "  tracing: off {:.3} s, on {:.3} s (best of 3), on/off {:.3}, {} trace lines",
+                off as f64 / 1e9,
+                on as f64 / 1e9,
+                on as f64 / off as f64,
+                lines
+            );
+        }
         if verbose {
             println!(
                 "  stop: {}  headline: {}",

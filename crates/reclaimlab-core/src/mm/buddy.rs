@@ -127,6 +127,15 @@ impl FreeArea {
         self.add_block(fr, pfn, order, mt, tail);
     }
 
+    /// Remove the free block whose head is `pfn` from its list (compaction isolating a free
+    /// page); the caller owns its pages afterwards.
+    pub fn take_block(&mut self, fr: &mut Frames, pfn: u32) {
+        let order = (fr.order[pfn as usize] & 0x0f) as usize;
+        let mt = Self::list_mt_of(fr, pfn);
+        self.del_block(fr, pfn, order, mt);
+        self.free_pages -= 1 << order;
+    }
+
     /// Give a range of frames to the allocator at boot, as the largest aligned blocks.
     pub fn free_range(&mut self, fr: &mut Frames, pageblock_mt: &[u8], start: u32, end: u32) {
         let mut pfn = start;

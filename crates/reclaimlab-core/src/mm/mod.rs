@@ -2,6 +2,7 @@
 //! LRU lists and swap space.
 
 pub mod buddy;
+pub mod compaction;
 pub mod frames;
 pub mod gfp;
 pub mod layout;

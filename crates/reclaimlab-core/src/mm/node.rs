@@ -10,6 +10,7 @@
 //! shadow entry left when the page was evicted (core-mm §5.11).
 
 use super::buddy::FreeArea;
+use super::compaction::CompactState;
 use super::frames::{pg, Frames, NIL};
 use super::gfp::Gfp;
 use super::layout::ZoneLayout;
@@ -194,6 +195,10 @@ pub struct Node {
     pub oom_panic: Option<String>,
     /// Scratch list for isolated pages (kept to avoid allocating per reclaim pass).
     pub scratch: Vec<u32>,
+    /// Per-zone compaction state.
+    pub compact: [CompactState; MAX_NR_ZONES],
+    /// Set by kswapd before its nap (`wakeup_kcompactd`): (order, highest_zoneidx).
+    pub kcompactd_wake: Option<(u32, usize)>,
     /// The ftrace stream, when the run records one.
     pub trace: Option<Box<Tracer>>,
     /// Trace identities: index 0 is kswapd0, then one per workload thread.
@@ -308,6 +313,8 @@ impl Node {
             oom_kill_event: None,
             oom_panic: None,
             scratch: Vec::with_capacity(64),
+            compact: [CompactState::default(); MAX_NR_ZONES],
+            kcompactd_wake: None,
             trace: None,
             trace_tasks: vec![TaskId::new("kswapd0", KSWAPD_PID, 0)],
             current: 0,
@@ -388,6 +395,26 @@ impl Node {
             .free_area
             .free(&mut self.frames, &self.pageblock_mt, pfn, 0);
         self.vm.add(VmEvent::Pgfree, 1);
+    }
+
+    /// Free a kernel allocation of 2^order pages (`__free_pages`).
+    pub fn free_pages(&mut self, pfn: u32, order: u32) {
+        for f in &mut self.frames.flags[pfn as usize..(pfn + (1 << order)) as usize] {
+            *f = 0;
+        }
+        let z = self.zone_of(pfn);
+        self.zones[z]
+            .free_area
+            .free(&mut self.frames, &self.pageblock_mt, pfn, order as usize);
+        self.vm.add(VmEvent::Pgfree, 1 << order);
+    }
+
+    /// Mark a fresh high-order block as a kernel allocation (not on any LRU list).
+    pub fn mark_kernel_pages(&mut self, pfn: u32, order: u32) {
+        for p in pfn..pfn + (1 << order) {
+            self.frames.flags[p as usize] = pg::ALLOCATED;
+            self.frames.owner[p as usize] = NIL;
+        }
     }
 
     // ---------------------------------------------------------------- LRU helpers

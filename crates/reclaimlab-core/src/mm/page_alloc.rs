@@ -6,9 +6,11 @@
 //! progress the task sleeps one jiffy (the kernel's `reclaim_throttle`/`cond_resched` back-off)
 //! and retries on its next step, keeping `no_progress_loops` across steps.
 
+use super::compaction::{CompactResult, CompactStats};
 use super::gfp::{self, gfp_migratetype, gfp_zone, Gfp};
 use super::node::{Access, Node, OomKill, TaskCtx, JIFFY_NS};
 use super::watermark::alloc_flags::*;
+use super::watermark::MIGRATE_MOVABLE;
 use super::{PAGE_ALLOC_COSTLY_ORDER, ZONE_NORMAL};
 use crate::observe::vmstat::VmEvent;
 
@@ -122,6 +124,12 @@ impl Node {
         if let Some(p) = self.get_page_from_freelist(order, alloc_flags, hz, mt) {
             return Ok(p);
         }
+        // Costly or unmovable high-order requests try compaction before reclaim.
+        if can_direct_reclaim && order > 0 && (costly || mt != MIGRATE_MOVABLE) {
+            if let Some(p) = self.direct_compact(order, alloc_flags, hz, mt, t) {
+                return Ok(p);
+            }
+        }
         let is_victim = self.tasks.get(t.task).is_some_and(|m| m.oom_killed);
         let mut immediate = 0;
         loop {
@@ -146,6 +154,11 @@ impl Node {
                     return Ok(p);
                 }
             }
+            if order > 0 {
+                if let Some(p) = self.direct_compact(order, alloc_flags, hz, mt, t) {
+                    return Ok(p);
+                }
+            }
             if gfp & gfp::__GFP_NORETRY != 0 {
                 return Err(Access::Retry(JIFFY_NS));
             }
@@ -164,6 +177,87 @@ impl Node {
                 Ok(p) => Ok(p),
                 Err(a) => Err(a),
             };
+        }
+    }
+
+    /// `__alloc_pages_direct_compact`: compact the zonelist, then try the freelist.
+    /// Returns `None` without counting a stall when no zone was worth compacting.
+    fn direct_compact(
+        &mut self,
+        order: u32,
+        alloc_flags: u32,
+        hz: usize,
+        mt: usize,
+        t: &mut TaskCtx,
+    ) -> Option<u32> {
+        let mut st = CompactStats::default();
+        let mut ran = false;
+        let zones: Vec<usize> = self.zonelist(hz).collect();
+        for z in zones {
+            if self.compaction_deferred(z, order) {
+                continue;
+            }
+            let mark = self.zones[z].wmark_pages(alloc_flags & ALLOC_WMARK_MASK);
+            if self.compaction_suitable(z, order, mark, hz, alloc_flags) != CompactResult::Continue
+            {
+                continue;
+            }
+            ran = true;
+            if self.compact_zone(z, order, &mut st) {
+                self.compaction_defer_reset(z, order);
+                break;
+            }
+            self.defer_compaction(z, order);
+        }
+        if !ran {
+            return None;
+        }
+        self.vm.add(VmEvent::CompactStall, 1);
+        self.account_compaction(&st, false);
+        t.cost_ns += self.compaction_cost(&st);
+        let page = self.get_page_from_freelist(order, alloc_flags, hz, mt);
+        self.vm.add(
+            if page.is_some() {
+                VmEvent::CompactSuccess
+            } else {
+                VmEvent::CompactFail
+            },
+            1,
+        );
+        page
+    }
+
+    /// Scanner and isolation counters; kcompactd also counts its own scans.
+    pub fn account_compaction(&mut self, st: &CompactStats, daemon: bool) {
+        self.vm
+            .add(VmEvent::CompactMigrateScanned, st.migrate_scanned);
+        self.vm.add(VmEvent::CompactFreeScanned, st.free_scanned);
+        self.vm.add(VmEvent::CompactIsolated, st.isolated);
+        if daemon {
+            self.vm
+                .add(VmEvent::CompactDaemonMigrateScanned, st.migrate_scanned);
+            self.vm
+                .add(VmEvent::CompactDaemonFreeScanned, st.free_scanned);
+        }
+    }
+
+    /// Simulated CPU time of a compaction attempt.
+    pub fn compaction_cost(&self, st: &CompactStats) -> u64 {
+        let c = &self.cfg.cost;
+        (st.migrate_scanned + st.free_scanned) * c.compact_scan_ns + st.migrated * c.migrate_page_ns
+    }
+
+    /// `wakeup_kcompactd`: ignored for order 0, and only when some zone <= hz would compact.
+    pub fn wakeup_kcompactd(&mut self, order: u32, hz: usize) {
+        if order == 0 {
+            return;
+        }
+        let suitable = self.zonelist(hz).any(|z| {
+            let mark = self.zones[z].min_wmark_pages();
+            self.compaction_suitable(z, order, mark, hz, 0) == CompactResult::Continue
+        });
+        if suitable {
+            self.kcompactd_wake = Some((order, hz));
         }
     }
 

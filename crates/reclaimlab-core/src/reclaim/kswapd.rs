@@ -10,7 +10,7 @@ use crate::mm::gfp::GFP_KERNEL;
 use crate::mm::node::Node;
 use crate::mm::MAX_NR_ZONES;
 use crate::observe::vmstat::VmEvent;
-use crate::scenario::NS_PER_MS;
+use crate::scenario::{KswapdBalance, NS_PER_MS};
 
 /// kswapd's nap before a full sleep: HZ/10.
 pub const KSWAPD_NAP_NS: u64 = 100 * NS_PER_MS;
@@ -25,6 +25,8 @@ struct BalanceRun {
     alloc_order: u32,
     hz: usize,
     sc: ScanControl,
+    /// `sc.nr_reclaimed` when the current priority sweep began (historical `loop_again`).
+    sweep_start: u64,
     nr_boost_reclaim: u64,
     zone_boosts: [u64; MAX_NR_ZONES],
     boosted: bool,
@@ -136,7 +138,11 @@ impl Kswapd {
             } => {
                 node.kswapd.waiting = true;
                 if self.prepare_kswapd_sleep(node, reclaim_order, hz) {
-                    // kcompactd would be woken here for `alloc_order`.
+                    // Hand the original high-order request to kcompactd (6.1; the 2.6.3x
+                    // kernels had no kcompactd and relied on lumpy reclaim).
+                    if node.cfg.kswapd_balance == KswapdBalance::V6_1 {
+                        node.wakeup_kcompactd(alloc_order, hz);
+                    }
                     self.state = State::Napping {
                         alloc_order,
                         reclaim_order,
@@ -239,6 +245,7 @@ impl Kswapd {
             alloc_order,
             hz,
             sc,
+            sweep_start: 0,
             nr_boost_reclaim,
             zone_boosts,
             boosted: nr_boost_reclaim > 0,
@@ -277,7 +284,8 @@ impl Kswapd {
             sc.may_writepage = true;
         }
         sc.nr_scanned = 0;
-        if kswapd_shrink_node(node, sc) {
+        let rule = node.cfg.kswapd_balance;
+        if kswapd_shrink_node(node, sc, rule) {
             raise_priority = false;
         }
         let delta = sc.nr_reclaimed - reclaimed_before;
@@ -292,6 +300,21 @@ impl Kswapd {
         let immediate = sc.nr.immediate > 0;
         let elapsed = sc.cost_ns + BALANCE_ITERATION_NS;
         if done {
+            if rule != KswapdBalance::V6_1 && sc.nr_reclaimed > run.sweep_start {
+                // 2.6.3x `loop_again`: still unbalanced after a whole sweep, so start over at
+                // DEF_PRIORITY; a sweep that freed under SWAP_CLUSTER_MAX pages gives up on the
+                // order. Each restart counts as a pageoutrun, as in those kernels.
+                if !node.pgdat_balanced(sc.order, hz) {
+                    if sc.nr_reclaimed - run.sweep_start < SWAP_CLUSTER_MAX {
+                        sc.order = 0;
+                    }
+                    sc.priority = DEF_PRIORITY;
+                    run.sweep_start = sc.nr_reclaimed;
+                    node.vm.add(VmEvent::Pageoutrun, 1);
+                    self.state = State::Balancing(run);
+                    return Next::At(node.now + elapsed);
+                }
+            }
             if sc.nr_reclaimed == 0 {
                 node.kswapd.failures += 1;
             }
@@ -341,14 +364,15 @@ impl Kswapd {
 }
 
 /// `kswapd_shrink_node`: reclaim toward the sum of high watermarks; says whether enough was
-/// scanned at this priority.
-fn kswapd_shrink_node(node: &mut Node, sc: &mut ScanControl) -> bool {
+/// scanned at this priority. Only 6.1 drops to order 0 once `compact_gap` pages are free (it
+/// leaves the high-order block to kcompactd); the 2.6.3x kernels kept reclaiming at the order.
+fn kswapd_shrink_node(node: &mut Node, sc: &mut ScanControl, rule: KswapdBalance) -> bool {
     sc.nr_to_reclaim = (0..=sc.reclaim_idx.min(MAX_NR_ZONES - 1))
         .filter(|&z| node.zones[z].is_managed())
         .map(|z| node.zones[z].high_wmark_pages().max(SWAP_CLUSTER_MAX))
         .sum();
     node.shrink_node(sc);
-    if sc.order > 0 && sc.nr_reclaimed >= (2u64 << sc.order) {
+    if rule == KswapdBalance::V6_1 && sc.order > 0 && sc.nr_reclaimed >= (2u64 << sc.order) {
         sc.order = 0;
     }
     sc.nr_scanned >= sc.nr_to_reclaim

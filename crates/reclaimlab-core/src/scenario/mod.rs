@@ -228,6 +228,10 @@ pub struct CostModel {
     pub free_page_ns: u64,
     /// Fixed cost of one allocation-path slow-path entry (wakeups, zonelist walk).
     pub slowpath_ns: u64,
+    /// Compaction's migrate and free scanners, per page frame looked at.
+    pub compact_scan_ns: u64,
+    /// Migrating one page: copy 4 KiB, update the rmap and the page table.
+    pub migrate_page_ns: u64,
 }
 
 impl Default for CostModel {
@@ -244,6 +248,8 @@ impl Default for CostModel {
             swapout_submit_ns: 2_000,
             free_page_ns: 100,
             slowpath_ns: 1_000,
+            compact_scan_ns: 20,
+            migrate_page_ns: 2_000,
         }
     }
 }
@@ -327,6 +333,67 @@ pub struct Workload {
     pub anon: Option<AnonSpec>,
     pub file: Option<FileSpec>,
     pub trace: Option<TraceSpec>,
+    pub highorder: Option<HighOrderSpec>,
+}
+
+/// How a high-order allocation asks for memory (its gfp mask).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HighOrderGfp {
+    /// GFP_ATOMIC|__GFP_COMP|__GFP_NOWARN, unmovable (network receive buffers, SLUB high-order
+    /// slabs from interrupt context): wakes kswapd at the order, never reclaims, fails instead.
+    Atomic,
+    /// GFP_KERNEL|__GFP_COMP, unmovable: direct reclaim and direct compaction, retried.
+    Kernel,
+    /// GFP_TRANSHUGE (a madvised THP fault), movable: direct compaction and reclaim, no retry
+    /// beyond the first failure for costly orders (falls back).
+    Transhuge,
+}
+
+impl HighOrderGfp {
+    pub const NAMES: &'static [&'static str] = &["atomic", "kernel", "transhuge"];
+    pub fn name(self) -> &'static str {
+        match self {
+            HighOrderGfp::Atomic => "atomic",
+            HighOrderGfp::Kernel => "kernel",
+            HighOrderGfp::Transhuge => "transhuge",
+        }
+    }
+    pub fn from_name(s: &str) -> Option<Self> {
+        [
+            HighOrderGfp::Atomic,
+            HighOrderGfp::Kernel,
+            HighOrderGfp::Transhuge,
+        ]
+        .into_iter()
+        .find(|g| g.name() == s)
+    }
+}
+
+/// Allocations of 2^order pages at a steady rate, each freed after `lifetime`: a network
+/// buffer pool, a slab cache with high-order slabs, huge-page faults.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HighOrderSpec {
+    /// 1..=10.
+    pub order: u32,
+    /// Allocations per simulated second.
+    pub rate_per_sec: u64,
+    /// Each block is freed this long after it was allocated.
+    pub lifetime_ns: u64,
+    pub gfp: HighOrderGfp,
+    /// Stop after this many allocation attempts (`None`: until the workload's duration).
+    pub count: Option<u64>,
+}
+
+impl Default for HighOrderSpec {
+    fn default() -> Self {
+        HighOrderSpec {
+            order: 3,
+            rate_per_sec: 1000,
+            lifetime_ns: 10 * NS_PER_MS,
+            gfp: HighOrderGfp::Atomic,
+            count: None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]

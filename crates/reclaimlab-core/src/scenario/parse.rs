@@ -20,10 +20,10 @@ use toml_edit::{ImDocument, Item, TableLike, TomlError, Value};
 
 use super::units::{format_size, parse_bandwidth, parse_duration_ns, parse_size};
 use super::{
-    AccessPattern, AnonSpec, Compression, CostModel, DiskDevice, FileOp, FileSpec, HostConfig,
-    KswapdBalance, MachineType, ObjectSize, OomConfig, PolicyConfig, Scenario, SimConfig,
-    SwapDevice, Sysctl, TraceFormat, TraceKind, TraceSpec, TraceTime, Workload, WritebackConfig,
-    GIB, KIB, MIB,
+    AccessPattern, AnonSpec, Compression, CostModel, DiskDevice, FileOp, FileSpec, HighOrderGfp,
+    HighOrderSpec, HostConfig, KswapdBalance, MachineType, ObjectSize, OomConfig, PolicyConfig,
+    Scenario, SimConfig, SwapDevice, Sysctl, TraceFormat, TraceKind, TraceSpec, TraceTime,
+    Workload, WritebackConfig, GIB, KIB, MIB,
 };
 
 /// A scenario that cannot be used, and where the problem is.
@@ -147,7 +147,9 @@ const WORKLOAD_KEYS: &[&str] = &[
     "anon",
     "file",
     "trace",
+    "highorder",
 ];
+const HIGHORDER_KEYS: &[&str] = &["order", "rate", "lifetime", "gfp", "count"];
 const ANON_KEYS: &[&str] = &[
     "size",
     "pattern",
@@ -235,6 +237,16 @@ pub(super) const COST_FIELDS: &[(&str, CostField, &str)] = &[
         "slowpath",
         |c| &mut c.slowpath_ns,
         "fixed cost of one allocation slow-path entry",
+    ),
+    (
+        "compact_scan",
+        |c| &mut c.compact_scan_ns,
+        "compaction scanners: per page frame looked at",
+    ),
+    (
+        "migrate_page",
+        |c| &mut c.migrate_page_ns,
+        "migrating one page (copy, rmap and page-table update)",
     ),
 ];
 
@@ -1235,6 +1247,7 @@ fn parse_workload(ctx: &Ctx, t: &Table, spots: &mut WorkloadSpots) -> Res<Worklo
         anon: None,
         file: None,
         trace: None,
+        highorder: None,
     };
     if let Some(f) = t.field("start") {
         w.start_ns = f.duration(ctx)?;
@@ -1256,13 +1269,22 @@ fn parse_workload(ctx: &Ctx, t: &Table, spots: &mut WorkloadSpots) -> Res<Worklo
     if let Some(tt) = t.sub(ctx, "trace", "[workload.trace]")? {
         w.trace = Some(parse_trace(ctx, &tt)?);
     }
-    if w.anon.is_none() && w.file.is_none() && w.trace.is_none() {
+    if let Some(ht) = t.sub(ctx, "highorder", "[workload.highorder]")? {
+        let spec = parse_highorder(ctx, &ht)?;
+        if spec.count.is_none() && w.duration_ns.is_none() {
+            return Err(ctx
+                .error(ht.at, &ht.path, "a high-order workload needs an end")
+                .with_help("give it count = N allocations, or the workload a duration"));
+        }
+        w.highorder = Some(spec);
+    }
+    if w.anon.is_none() && w.file.is_none() && w.trace.is_none() && w.highorder.is_none() {
         return Err(ctx
             .error(
                 t.at,
                 &t.path,
                 format!(
-                    "workload \"{}\" does nothing: it has no anon, file or trace table",
+                    "workload \"{}\" does nothing: it has no anon, file, trace or highorder table",
                     w.name
                 ),
             )
@@ -1272,6 +1294,33 @@ fn parse_workload(ctx: &Ctx, t: &Table, spots: &mut WorkloadSpots) -> Res<Worklo
             ));
     }
     Ok(w)
+}
+
+fn parse_highorder(ctx: &Ctx, t: &Table) -> Res<HighOrderSpec> {
+    t.check_keys(ctx, HIGHORDER_KEYS)?;
+    let mut spec = HighOrderSpec::default();
+    if let Some(f) = t.field("order") {
+        spec.order = f.uint_in(
+            ctx,
+            1,
+            10,
+            " (orders 1..=10; order 0 is what anon and file do)",
+        )? as u32;
+    }
+    if let Some(f) = t.field("rate") {
+        spec.rate_per_sec = f.uint_in(ctx, 1, 100_000_000, " (allocations per second)")?;
+    }
+    if let Some(f) = t.field("lifetime") {
+        spec.lifetime_ns = f.positive_duration(ctx)?;
+    }
+    if let Some(f) = t.field("gfp") {
+        let name = f.choice(ctx, HighOrderGfp::NAMES, "high-order gfp")?;
+        spec.gfp = HighOrderGfp::from_name(name).expect("HighOrderGfp::NAMES entry");
+    }
+    if let Some(f) = t.field("count") {
+        spec.count = Some(f.uint_in(ctx, 1, u64::MAX >> 1, "")?);
+    }
+    Ok(spec)
 }
 
 fn parse_trace(ctx: &Ctx, t: &Table) -> Res<TraceSpec> {
@@ -1594,6 +1643,7 @@ mod tests {
             }),
             file: None,
             trace: None,
+            highorder: None,
         });
         assert_eq!(s, want);
     }
@@ -1712,6 +1762,8 @@ file = { size = "8GiB", op = "write", passes = 2, hold = "1min" }
             CostModel {
                 anon_touch_ns: 25,
                 slowpath_ns: 2000,
+                compact_scan_ns: 20,
+                migrate_page_ns: 2000,
                 ..CostModel::default()
             }
         );

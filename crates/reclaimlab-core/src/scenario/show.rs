@@ -310,6 +310,40 @@ fn workload(w: &mut Writer, wl: &Workload) {
     if let Some(t) = &wl.trace {
         trace(w, t);
     }
+    if let Some(h) = &wl.highorder {
+        w.table("workload.highorder");
+        w.kv(
+            "order",
+            uint(h.order as u64),
+            "allocation order (2^order pages each)",
+        );
+        w.kv(
+            "rate",
+            uint(h.rate_per_sec),
+            "allocations per simulated second",
+        );
+        w.kv(
+            "lifetime",
+            dur(h.lifetime_ns),
+            "each block is freed this long after it was allocated",
+        );
+        w.kv(
+            "gfp",
+            string(h.gfp.name()),
+            "\"atomic\" (wakes kswapd, fails), \"kernel\" (reclaims, compacts, retries), \"transhuge\"",
+        );
+        match h.count {
+            Some(c) => w.kv(
+                "count",
+                uint(c),
+                "allocation attempts before the thread exits",
+            ),
+            None => w.unset(
+                "count",
+                "allocation attempts before the thread exits (unset: until duration)",
+            ),
+        }
+    }
 }
 
 fn trace(w: &mut Writer, t: &TraceSpec) {
@@ -511,8 +545,8 @@ mod tests {
     use super::*;
     use crate::scenario::parse::parse_str;
     use crate::scenario::{
-        AnonSpec, Compression, FileSpec, KswapdBalance, MachineType, ObjectSize, TraceKind, GIB,
-        KIB, MIB, NS_PER_MS, NS_PER_SEC,
+        AnonSpec, Compression, FileSpec, HighOrderGfp, HighOrderSpec, KswapdBalance, MachineType,
+        ObjectSize, TraceKind, GIB, KIB, MIB, NS_PER_MS, NS_PER_SEC,
     };
 
     fn round_trip(s: &Scenario) {
@@ -536,6 +570,7 @@ mod tests {
             }),
             file: None,
             trace: None,
+            highorder: None,
         }
     }
 
@@ -732,6 +767,17 @@ mod tests {
                         hold_ns: next(1 << 40),
                         max_records: (next(2) == 0).then(|| 1 + next(1 << 40)),
                     }
+                });
+                w.highorder = (next(3) == 0).then(|| HighOrderSpec {
+                    order: 1 + next(10) as u32,
+                    rate_per_sec: 1 + next(1 << 20),
+                    lifetime_ns: 1 + next(1 << 40),
+                    gfp: [
+                        HighOrderGfp::Atomic,
+                        HighOrderGfp::Kernel,
+                        HighOrderGfp::Transhuge,
+                    ][next(3) as usize],
+                    count: Some(1 + next(1 << 30)),
                 });
                 s.workloads.push(w);
             }

@@ -40,7 +40,36 @@ enum Kind {
         replay: Box<TraceReplay>,
         think_ns: u64,
     },
+    HighOrder(Box<HighOrderState>),
 }
+
+/// A high-order allocation stream: its request shape and the blocks it holds.
+#[derive(Debug, Clone)]
+struct HighOrderState {
+    order: u32,
+    gfp: crate::mm::gfp::Gfp,
+    /// Retry a failed request after the back-off (non-costly GFP_KERNEL) instead of counting
+    /// it as a failure and moving on.
+    retry: bool,
+    interval_ns: u64,
+    lifetime_ns: u64,
+    count: Option<u64>,
+    next_ns: u64,
+    /// Blocks held: (time to free, first frame), in freeing order.
+    live: std::collections::VecDeque<(u64, u32)>,
+    stats: HighOrderStats,
+}
+
+/// Outcome counts of a high-order allocation stream.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HighOrderStats {
+    pub attempts: u64,
+    pub succeeded: u64,
+    pub failed: u64,
+}
+
+/// Allocations handled per step at most (bounds the work between two events).
+const HIGHORDER_BATCH: u32 = 64;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
@@ -222,6 +251,114 @@ impl Thread {
         )
     }
 
+    /// A high-order allocation thread.
+    pub fn highorder(
+        workload: &str,
+        task: usize,
+        spec: &crate::scenario::HighOrderSpec,
+        seed: u64,
+        start_ns: u64,
+        deadline_ns: Option<u64>,
+    ) -> Thread {
+        use crate::mm::gfp::*;
+        use crate::scenario::HighOrderGfp;
+        let gfp = match spec.gfp {
+            HighOrderGfp::Atomic => GFP_ATOMIC | __GFP_COMP | __GFP_NOWARN,
+            HighOrderGfp::Kernel => GFP_KERNEL | __GFP_COMP,
+            HighOrderGfp::Transhuge => GFP_TRANSHUGE,
+        };
+        let state = HighOrderState {
+            order: spec.order,
+            gfp,
+            retry: spec.gfp == HighOrderGfp::Kernel
+                && spec.order <= crate::mm::PAGE_ALLOC_COSTLY_ORDER,
+            interval_ns: (crate::scenario::NS_PER_SEC / spec.rate_per_sec).max(1),
+            lifetime_ns: spec.lifetime_ns,
+            count: spec.count,
+            next_ns: start_ns,
+            live: Default::default(),
+            stats: HighOrderStats::default(),
+        };
+        Thread::new(
+            format!("{workload}/highorder"),
+            task,
+            Kind::HighOrder(Box::new(state)),
+            0,
+            0,
+            1,
+            0,
+            seed,
+            start_ns,
+            deadline_ns,
+        )
+    }
+
+    pub fn highorder_stats(&self) -> Option<HighOrderStats> {
+        match &self.kind {
+            Kind::HighOrder(h) => Some(h.stats),
+            _ => None,
+        }
+    }
+
+    /// Give back kernel memory the thread still holds (its process exited or was killed).
+    pub fn release(&mut self, node: &mut Node) {
+        if let Kind::HighOrder(h) = &mut self.kind {
+            while let Some((_, pfn)) = h.live.pop_front() {
+                node.free_pages(pfn, h.order);
+            }
+        }
+    }
+
+    fn step_highorder(&mut self, node: &mut Node) -> Step {
+        let now = node.now;
+        let Kind::HighOrder(h) = &mut self.kind else {
+            unreachable!("step_highorder on another kind");
+        };
+        while let Some(&(t, pfn)) = h.live.front() {
+            if t > now {
+                break;
+            }
+            h.live.pop_front();
+            node.free_pages(pfn, h.order);
+        }
+        let mut n = 0;
+        while h.next_ns <= now + self.ctx.cost_ns && n < HIGHORDER_BATCH {
+            if h.count.is_some_and(|c| h.stats.attempts >= c) {
+                let end = now + self.ctx.cost_ns;
+                self.stop(end, false);
+                self.stall_ns += self.ctx.stall_ns;
+                return Step::Finished;
+            }
+            match node.alloc_pages(h.gfp, h.order, &mut self.ctx) {
+                Ok(pfn) => {
+                    node.mark_kernel_pages(pfn, h.order);
+                    h.live
+                        .push_back((now + self.ctx.cost_ns + h.lifetime_ns, pfn));
+                    h.stats.succeeded += 1;
+                }
+                Err(Access::Retry(sleep)) if h.retry => {
+                    self.wait_ns += sleep;
+                    let t = now + self.ctx.cost_ns + sleep;
+                    self.stall_ns += self.ctx.stall_ns;
+                    return Step::At(t);
+                }
+                Err(Access::Killed) => {
+                    self.stop(now + self.ctx.cost_ns, true);
+                    self.stall_ns += self.ctx.stall_ns;
+                    return Step::Finished;
+                }
+                Err(_) => h.stats.failed += 1,
+            }
+            h.stats.attempts += 1;
+            self.accesses += 1;
+            h.next_ns += h.interval_ns;
+            n += 1;
+        }
+        let next = h.live.front().map_or(h.next_ns, |&(t, _)| t.min(h.next_ns));
+        self.stall_ns += self.ctx.stall_ns;
+        Step::At(next.max(now + self.ctx.cost_ns).max(now + 1))
+    }
+
     pub fn is_trace(&self) -> bool {
         matches!(self.kind, Kind::Trace { .. })
     }
@@ -272,7 +409,9 @@ impl Thread {
                 (self.base + idx as u32, write)
             }
             Kind::File { write } => (self.base + self.pos as u32, *write),
-            Kind::Trace { .. } => unreachable!("trace threads step in step_trace"),
+            Kind::Trace { .. } | Kind::HighOrder(_) => {
+                unreachable!("trace and high-order threads have their own steps")
+            }
         }
     }
 
@@ -291,10 +430,13 @@ impl Thread {
         if matches!(self.kind, Kind::Trace { .. }) {
             return self.step_trace(node);
         }
+        if matches!(self.kind, Kind::HighOrder(_)) {
+            return self.step_highorder(node);
+        }
         let is_file = matches!(self.kind, Kind::File { .. });
         let think_ns = match self.kind {
             Kind::Anon { think_ns, .. } => think_ns,
-            Kind::File { .. } | Kind::Trace { .. } => 0,
+            Kind::File { .. } | Kind::Trace { .. } | Kind::HighOrder(_) => 0,
         };
         let writes_file = matches!(self.kind, Kind::File { write: true });
         if writes_file {

@@ -1,0 +1,292 @@
+//! Memory compaction (core-mm §3.6), simplified as §10.2.6 allows.
+//!
+//! Exact: `compaction_suitable` (its watermark, `2 << order` gap, lowmem reserve and the
+//! fragmentation index against `extfrag_threshold`), per-zone deferral (`defer_shift` up to 6),
+//! and the counters. Abstracted: the migrate and free scanners. A compaction attempt looks at
+//! up to `CANDIDATES` naturally aligned blocks of the requested order from the zone's migrate
+//! cursor, picks the one with the fewest pages in use whose pages can all move (LRU pages not
+//! under writeback), migrates those pages into free pages elsewhere in the zone, and frees the
+//! block, which then merges in the buddy allocator. Scanned and isolated pages are counted as
+//! the scanners would count them.
+
+use super::frames::{pg, NIL};
+use super::node::{pte_present, Node, PTE_PFN_MASK};
+use super::watermark::{MIGRATE_HIGHATOMIC, MIGRATE_MOVABLE};
+use super::{MAX_NR_ZONES, MAX_ORDER, PAGE_ALLOC_COSTLY_ORDER};
+use crate::observe::vmstat::VmEvent;
+
+/// `sysctl_extfrag_threshold`.
+pub const EXTFRAG_THRESHOLD: i64 = 500;
+/// `COMPACT_MAX_DEFER_SHIFT`.
+pub const COMPACT_MAX_DEFER_SHIFT: u32 = 6;
+/// Candidate blocks examined per attempt (the migrate scanner's reach).
+pub const CANDIDATES: u32 = 64;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompactResult {
+    /// Not enough free memory to compact into: reclaim first.
+    Skipped,
+    Deferred,
+    /// Compaction may help.
+    Continue,
+    /// The allocation can already succeed.
+    Success,
+    /// An attempt ran and did not produce a block.
+    Complete,
+}
+
+/// Per-zone compaction state (`compact_cached_migrate_pfn`, deferral).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CompactState {
+    /// Frame where the next attempt's migrate scanner starts.
+    pub cursor: u32,
+    pub considered: u32,
+    pub defer_shift: u32,
+    /// Lowest order that failed (`compact_order_failed`).
+    pub order_failed: u32,
+}
+
+/// What a compaction attempt scanned, for the counters.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CompactStats {
+    pub migrate_scanned: u64,
+    pub free_scanned: u64,
+    pub isolated: u64,
+    pub migrated: u64,
+}
+
+impl Node {
+    /// `fragmentation_index` for `order` in zone `z` (-1000 if a suitable block exists).
+    pub fn fragmentation_index(&self, z: usize, order: u32) -> i64 {
+        let fa = &self.zones[z].free_area;
+        let mut blocks = 0i64;
+        let mut suitable = false;
+        for o in 0..MAX_ORDER {
+            let n: u64 = fa.nr_free[o].iter().sum();
+            blocks += n as i64;
+            if o >= order as usize && n > 0 {
+                suitable = true;
+            }
+        }
+        if suitable {
+            return -1000;
+        }
+        if blocks == 0 {
+            return 0;
+        }
+        let free = fa.free_pages as i64;
+        1000 - (1000 + free * 1000 / (1i64 << order)) / blocks
+    }
+
+    /// `compaction_suitable(zone, order, alloc_flags, highest_zoneidx)`.
+    pub fn compaction_suitable(
+        &self,
+        z: usize,
+        order: u32,
+        mark: u64,
+        hz: usize,
+        flags: u32,
+    ) -> CompactResult {
+        let zone = &self.zones[z];
+        if zone.watermark_ok(order, mark, hz, flags) {
+            return CompactResult::Success;
+        }
+        let wm = if order > PAGE_ALLOC_COSTLY_ORDER {
+            zone.low_wmark_pages()
+        } else {
+            zone.min_wmark_pages()
+        };
+        let need = wm + (2u64 << order) + zone.lowmem_reserve[hz];
+        if zone.free_pages() <= need {
+            return CompactResult::Skipped;
+        }
+        if order > PAGE_ALLOC_COSTLY_ORDER {
+            let fi = self.fragmentation_index(z, order);
+            if (0..=EXTFRAG_THRESHOLD).contains(&fi) {
+                // Failure would be due to lack of memory, not fragmentation.
+                return CompactResult::Skipped;
+            }
+        }
+        CompactResult::Continue
+    }
+
+    /// `compaction_deferred`: skip this attempt while the zone is backing off.
+    pub fn compaction_deferred(&mut self, z: usize, order: u32) -> bool {
+        let c = &mut self.compact[z];
+        if order < c.order_failed {
+            return false;
+        }
+        c.considered += 1;
+        if c.considered >= 1 << c.defer_shift {
+            c.considered = 1 << c.defer_shift;
+            return false;
+        }
+        true
+    }
+
+    /// `defer_compaction` after a failed attempt.
+    pub fn defer_compaction(&mut self, z: usize, order: u32) {
+        let c = &mut self.compact[z];
+        c.considered = 0;
+        c.defer_shift = (c.defer_shift + 1).min(COMPACT_MAX_DEFER_SHIFT);
+        c.order_failed = c.order_failed.min(order);
+    }
+
+    /// `compaction_defer_reset` after a success.
+    pub fn compaction_defer_reset(&mut self, z: usize, order: u32) {
+        let c = &mut self.compact[z];
+        c.considered = 0;
+        c.defer_shift = 0;
+        if order >= c.order_failed {
+            c.order_failed = order + 1;
+        }
+    }
+
+    /// Does zone `z` hold a free block of at least `order` on a non-highatomic list?
+    pub fn has_free_block(&self, z: usize, order: u32) -> bool {
+        let fa = &self.zones[z].free_area;
+        (order as usize..MAX_ORDER).any(|o| (0..MIGRATE_HIGHATOMIC).any(|mt| fa.nr_free[o][mt] > 0))
+    }
+
+    /// Try to build one free block of `order` in zone `z` by migration. Returns whether a
+    /// suitable block exists afterwards; the pages looked at and moved are in `stats`.
+    pub fn compact_zone(&mut self, z: usize, order: u32, stats: &mut CompactStats) -> bool {
+        if self.has_free_block(z, order) {
+            return true;
+        }
+        let (start, end) = (self.zones[z].free_area.start, self.zones[z].free_area.end);
+        let size = 1u32 << order;
+        if end - start < size {
+            return false;
+        }
+        // Migrate scanner: find the cheapest candidate among the next CANDIDATES blocks.
+        let first = start.max(self.compact[z].cursor) & !(size - 1);
+        let mut best: Option<(u32, u32)> = None; // (block start, pages in use)
+        let mut blk = if first + size <= end { first } else { start };
+        for _ in 0..CANDIDATES {
+            if blk + size > end {
+                blk = start;
+            }
+            stats.migrate_scanned += size as u64;
+            if let Some(used) = self.block_movable_pages(blk, size) {
+                if best.is_none_or(|(_, u)| used < u) {
+                    best = Some((blk, used));
+                }
+            }
+            blk += size;
+        }
+        self.compact[z].cursor = blk;
+        let Some((blk, used)) = best else {
+            return false;
+        };
+        // The free scanner needs `used` free pages outside the block.
+        let free_inside = self.free_pages_in(blk, size);
+        if self.zones[z].free_pages() - free_inside < used as u64 {
+            return false;
+        }
+        // Take the block's free pieces off the free lists so targets come from elsewhere.
+        let mut p = blk;
+        while p < blk + size {
+            if self.frames.flags[p as usize] & pg::BUDDY != 0 {
+                let o = (self.frames.order[p as usize] & 0x0f) as u32;
+                self.zones[z].free_area.take_block(&mut self.frames, p);
+                p += 1 << o;
+            } else {
+                p += 1;
+            }
+        }
+        for old in blk..blk + size {
+            if self.frames.flags[old as usize] & pg::LRU == 0 {
+                continue;
+            }
+            let new = self.zones[z]
+                .free_area
+                .rmqueue(&mut self.frames, &mut self.pageblock_mt, 0, MIGRATE_MOVABLE)
+                .expect("free pages were counted before migrating");
+            stats.free_scanned += 1;
+            stats.isolated += 2;
+            self.migrate_page(old, new);
+            stats.migrated += 1;
+        }
+        for f in &mut self.frames.flags[blk as usize..(blk + size) as usize] {
+            *f = 0;
+        }
+        self.zones[z]
+            .free_area
+            .free(&mut self.frames, &self.pageblock_mt, blk, order as usize);
+        self.vm.add(VmEvent::PgmigrateSuccess, stats.migrated);
+        true
+    }
+
+    /// Pages in use in [blk, blk+size) if every one can be migrated, else None.
+    fn block_movable_pages(&self, blk: u32, size: u32) -> Option<u32> {
+        let mut used = 0;
+        for p in blk..blk + size {
+            let f = self.frames.flags[p as usize];
+            if f & pg::LRU != 0 {
+                if f & pg::WRITEBACK != 0 {
+                    return None;
+                }
+                used += 1;
+            } else if f & (pg::ALLOCATED | pg::RESERVED) != 0 {
+                return None;
+            }
+        }
+        Some(used)
+    }
+
+    fn free_pages_in(&self, blk: u32, size: u32) -> u64 {
+        let mut n = 0;
+        let mut p = blk;
+        while p < blk + size {
+            if self.frames.flags[p as usize] & pg::BUDDY != 0 {
+                let o = (self.frames.order[p as usize] & 0x0f) as u32;
+                n += 1u64 << o;
+                p += 1 << o;
+            } else {
+                p += 1;
+            }
+        }
+        n
+    }
+
+    /// Move an LRU page's contents and identity from frame `old` to frame `new`
+    /// (`migrate_pages` for one isolated page): flags, reverse map, page table, LRU.
+    fn migrate_page(&mut self, old: u32, new: u32) {
+        let flags = self.frames.flags[old as usize];
+        self.lru_del(old);
+        let vp = self.frames.owner[old as usize];
+        self.frames.flags[new as usize] = flags & !pg::LRU;
+        self.frames.owner[new as usize] = vp;
+        self.frames.owner[old as usize] = NIL;
+        if vp != NIL {
+            let e = self.pte[vp as usize];
+            debug_assert!(pte_present(e) && (e & PTE_PFN_MASK) == old);
+            self.pte[vp as usize] = (e & !PTE_PFN_MASK) | new;
+        }
+        self.lru_add(new);
+    }
+
+    /// Compact zones <= hz until one can serve `order` at the given mark. Returns whether one
+    /// can, and what was scanned. Used by kcompactd and direct compaction.
+    pub fn compact_zones(&mut self, order: u32, hz: usize, stats: &mut CompactStats) -> bool {
+        for z in 0..=hz.min(MAX_NR_ZONES - 1) {
+            if !self.zones[z].is_managed() {
+                continue;
+            }
+            let mark = self.zones[z].min_wmark_pages();
+            match self.compaction_suitable(z, order, mark, hz, 0) {
+                CompactResult::Success => return true,
+                CompactResult::Continue => {
+                    if self.compact_zone(z, order, stats) {
+                        self.compaction_defer_reset(z, order);
+                        return true;
+                    }
+                    self.defer_compaction(z, order);
+                }
+                _ => {}
+            }
+        }
+        false
+    }
+}
