@@ -18,6 +18,6 @@ class CliError(Exception):
         self.exit_code = exit_code
 
 
-from . import examples, lru, run  # noqa: E402  (modules import CliError from here)
+from . import compare, examples, lru, run  # noqa: E402  (modules import CliError from here)
 
-COMMANDS = [run, examples, lru]
+COMMANDS = [run, examples, lru, compare]

@@ -1,0 +1,126 @@
+"""``reclaimlab compare RUN...``: an mmtests-style table comparing result directories, or
+scenarios run over several seeds (``--seeds N``). The tables themselves are in
+:mod:`reclaimlab.compare`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .. import _core, api
+from ..compare import RENDERERS, Column, RunDirError, load_run
+from . import CliError
+from ._common import result_dir_name
+from .examples import is_up_to_date, read_summary
+
+NAME = "compare"
+HELP = "compare runs in an mmtests-style table"
+DESCRIPTION = (
+    "Print a table of the runs' duration, reclaim statistics (the rows of mmtests' "
+    '"FTrace Reclaim Statistics: vmscan", derived from vmstat and summary.json) and vmstat '
+    "counters, one column per run; the first is the baseline and the others show their change "
+    "in percent. With --seeds N the arguments are scenario files, each run for seeds 1..N, and "
+    "the table shows means with significance markers (Welch's t-test, 95%)."
+)
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, not {text!r}")
+    return value
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "runs", nargs="+", metavar="RUN", help="result directories (scenario files with --seeds)"
+    )
+    p.add_argument(
+        "--seeds", type=_positive, metavar="N", help="run each scenario file for seeds 1..N"
+    )
+    p.add_argument(
+        "--out",
+        metavar="DIR",
+        default="results/compare",
+        help="with --seeds: where the runs go, as DIR/<name>-seed<k> (default: results/compare)",
+    )
+    p.add_argument(
+        "--trace",
+        action="store_true",
+        help="with --seeds: also record each run's trace, for the rows vmstat cannot give",
+    )
+    p.add_argument(
+        "--labels", metavar="A,B,...", help="column names (default: directory or scenario names)"
+    )
+    p.add_argument(
+        "--format", choices=sorted(RENDERERS), default="text", help="output format (default: text)"
+    )
+
+
+def _run_seeds(
+    scenario: str, seeds: int, root: Path, trace: bool, taken: dict[str, str]
+) -> tuple[str, list[Path]]:
+    """Run one scenario for seeds 1..N (reusing up-to-date results); (name, result dirs)."""
+    if Path(scenario).is_dir():
+        raise CliError(
+            f"{scenario}: is a directory; with --seeds every argument is a scenario file"
+        )
+    info = api.scenario_info(scenario)
+    name = str(info["name"])
+    base = result_dir_name(name)
+    if base in taken:
+        raise CliError(
+            f"{scenario}: scenario name {name!r} is also used by {taken[base]}; results would collide"
+        )
+    taken[base] = scenario
+    resolved = _core.show_defaults(path=scenario)
+    dirs = []
+    for seed in range(1, seeds + 1):
+        out = root / f"{base}-seed{seed}"
+        dirs.append(out)
+        fresh = is_up_to_date(read_summary(out), resolved, seed) and (
+            not trace or (out / "trace").is_file()
+        )
+        if not fresh:
+            api.run(scenario, seed=seed, out=out, trace="postprocess" if trace else None)
+        print(
+            f"{name} seed {seed}: {'up to date' if fresh else 'done'} ({out})",
+            file=sys.stderr,
+            flush=True,
+        )
+    return name, dirs
+
+
+def main(args: argparse.Namespace) -> int:
+    if args.seeds is None:
+        if args.trace:
+            raise CliError(
+                "--trace needs --seeds (result directories already hold their trace or not)"
+            )
+        for r in args.runs:
+            if Path(r).is_file():
+                raise CliError(f"{r}: is a file; to run scenario files pass --seeds N")
+        groups = [(Path(r).name or r, [Path(r)]) for r in args.runs]
+    else:
+        root = Path(args.out)
+        args.results_dir = root
+        taken: dict[str, str] = {}
+        groups = [_run_seeds(s, args.seeds, root, args.trace, taken) for s in args.runs]
+
+    labels = [g[0] for g in groups]
+    if args.labels is not None:
+        labels = [x.strip() for x in args.labels.split(",")]
+        if len(labels) != len(groups):
+            raise CliError(f"--labels names {len(labels)} columns but there are {len(groups)}")
+    try:
+        columns = [
+            Column(label, [load_run(d) for d in dirs]) for label, (_, dirs) in zip(labels, groups)
+        ]
+    except RunDirError as e:
+        raise CliError(str(e)) from None
+    sys.stdout.write(RENDERERS[args.format](columns))
+    return 0
