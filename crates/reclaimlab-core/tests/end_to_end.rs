@@ -248,3 +248,72 @@ fn every_kswapd_balance_variant_runs_and_holds_invariants() {
         assert!(counter(&out, "pageoutrun") > 0, "{}", rule.name());
     }
 }
+
+/// A 128 MiB host fragmented by a randomly touched anonymous set, with order-3 kernel
+/// allocations: direct compaction and kcompactd must produce the blocks.
+fn compaction_scenario(gfp: &str, policy: &str) -> Scenario {
+    let text = format!(
+        "name = \"compaction\"\n[policy]\nkswapd_balance = \"{policy}\"\n[sim]\nduration = \"2s\"\n\
+         [host]\nram = \"128MiB\"\n[swap]\nsize = \"128MiB\"\n\
+         [[workload]]\nname = \"app\"\n[workload.anon]\nsize = \"120MiB\"\npattern = \"random\"\npasses = 1000\nthink = \"1us\"\n\
+         [[workload]]\nname = \"slab\"\nduration = \"2s\"\n[workload.highorder]\norder = 3\nrate = 2000\nlifetime = \"200ms\"\ngfp = \"{gfp}\"\n"
+    );
+    parse_str(&text, "<compaction>").unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn high_order_kernel_allocations_compact_and_hold_invariants() {
+    let out = go(
+        &compaction_scenario("kernel", "v6.1"),
+        None,
+        InvariantMode::Periodic(500),
+    );
+    assert!(counter(&out, "compact_stall") > 0, "no direct compaction");
+    assert!(counter(&out, "compact_success") > 0);
+    assert!(counter(&out, "pgmigrate_success") > 0, "nothing migrated");
+    assert!(
+        counter(&out, "compact_daemon_wake") > 0,
+        "kswapd never handed over to kcompactd"
+    );
+    // Two pages isolated (source and target) per migrated page.
+    assert_eq!(
+        counter(&out, "compact_isolated"),
+        2 * (counter(&out, "pgmigrate_success"))
+    );
+    let s = summary(&out);
+    let h = &s["threads"][1]["highorder"];
+    assert_eq!(h["attempts"], 4000);
+    // GFP_KERNEL order-3 requests retry until they succeed.
+    assert_eq!(h["succeeded"], 4000);
+    // Every block was freed again by the end (lifetime or exit): no kernel pages leak.
+    let nr_free: u64 = out
+        .vmstat
+        .lines()
+        .find_map(|l| l.strip_prefix("nr_free_pages "))
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(nr_free > 0);
+}
+
+#[test]
+fn historical_policies_run_high_order_load_with_invariants() {
+    for policy in ["v2.6.36", "v2.6.38", "v3.0"] {
+        let out = go(
+            &compaction_scenario("atomic", policy),
+            None,
+            InvariantMode::Periodic(500),
+        );
+        let s = summary(&out);
+        let h = &s["threads"][1]["highorder"];
+        assert_eq!(h["attempts"], 4000, "{policy}");
+        assert_eq!(
+            h["succeeded"].as_u64().unwrap() + h["failed"].as_u64().unwrap(),
+            4000,
+            "{policy}"
+        );
+        // No kcompactd in the 2.6.3x kernels.
+        assert_eq!(counter(&out, "compact_daemon_wake"), 0, "{policy}");
+        assert!(counter(&out, "pageoutrun") > 0, "{policy}");
+    }
+}

@@ -290,3 +290,77 @@ impl Node {
         false
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mm::layout::ZoneLayout;
+    use crate::mm::{ZONE_DMA32, ZONE_MOVABLE};
+    use crate::scenario::{Scenario, MIB};
+
+    fn node() -> Node {
+        let mut scn = Scenario::default();
+        scn.host.ram_bytes = 256 * MIB;
+        let layout = ZoneLayout::for_host(&scn.host).unwrap();
+        Node::new(&scn, &layout, 1).unwrap()
+    }
+
+    #[test]
+    fn fragmentation_index_formula() {
+        let mut n = node();
+        let z = ZONE_DMA32;
+        // A fresh zone has big free blocks: a suitable block exists.
+        assert_eq!(n.fragmentation_index(z, 3), -1000);
+        // 10 order-0 blocks and 5 order-1 blocks (20 pages): for order 3,
+        // 1000 - (1000 + 20*1000/8) / 15 = 1000 - 3500/15 = 767.
+        let fa = &mut n.zones[z].free_area;
+        fa.nr_free = [[0; 4]; MAX_ORDER];
+        fa.nr_free[0][MIGRATE_MOVABLE] = 10;
+        fa.nr_free[1][MIGRATE_MOVABLE] = 5;
+        fa.free_pages = 20;
+        assert_eq!(n.fragmentation_index(z, 3), 767);
+        // No free blocks at all: 0.
+        n.zones[z].free_area.nr_free = [[0; 4]; MAX_ORDER];
+        assert_eq!(n.fragmentation_index(z, 3), 0);
+    }
+
+    #[test]
+    fn suitable_needs_the_gap_above_the_watermark() {
+        let mut n = node();
+        let z = ZONE_DMA32;
+        let zone = &n.zones[z];
+        let need = zone.min_wmark_pages() + (2 << 3) + zone.lowmem_reserve[ZONE_MOVABLE];
+        // Only order-0 pages, exactly `need` of them: SKIPPED; one more: CONTINUE.
+        let fa = &mut n.zones[z].free_area;
+        fa.nr_free = [[0; 4]; MAX_ORDER];
+        fa.nr_free[0][MIGRATE_MOVABLE] = need;
+        fa.free_pages = need;
+        let mark = n.zones[z].min_wmark_pages();
+        assert_eq!(
+            n.compaction_suitable(z, 3, mark, ZONE_MOVABLE, 0),
+            CompactResult::Skipped
+        );
+        n.zones[z].free_area.free_pages = need + 1;
+        n.zones[z].free_area.nr_free[0][MIGRATE_MOVABLE] = need + 1;
+        assert_eq!(
+            n.compaction_suitable(z, 3, mark, ZONE_MOVABLE, 0),
+            CompactResult::Continue
+        );
+    }
+
+    #[test]
+    fn deferral_backs_off_and_resets() {
+        let mut n = node();
+        n.defer_compaction(1, 3);
+        n.defer_compaction(1, 3);
+        // defer_shift 2: the next 3 attempts at order >= 3 are skipped, the 4th runs.
+        assert!(n.compaction_deferred(1, 3));
+        assert!(n.compaction_deferred(1, 3));
+        assert!(n.compaction_deferred(1, 3));
+        assert!(!n.compaction_deferred(1, 3));
+        // Lower orders are never deferred.
+        assert!(!n.compaction_deferred(1, 2));
+        n.compaction_defer_reset(1, 3);
+        assert!(!n.compaction_deferred(1, 3));
+    }
+}

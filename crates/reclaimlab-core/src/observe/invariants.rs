@@ -116,9 +116,19 @@ impl Checker {
                 node.lruvec.zone_size
             ));
         }
-        // Every managed frame is free or on an LRU (the model has no other page owners between
-        // events); padding frames are nowhere.
+        // Every managed frame is free, on an LRU list, or a kernel allocation (high-order
+        // workloads); padding frames are nowhere.
         for (z, zone) in node.zones.iter().enumerate() {
+            for p in zone.free_area.start..zone.free_area.end {
+                let f = fr.flags[p as usize];
+                if self.seen[p as usize] == 0 && f & pg::ALLOCATED != 0 {
+                    if f & (pg::LRU | pg::BUDDY) != 0 || fr.owner[p as usize] != NIL {
+                        return Err(format!("kernel frame {p} has flags {f:#x} or an owner"));
+                    }
+                    self.seen[p as usize] = 3;
+                    used_per_zone[z] += 1;
+                }
+            }
             let total = zone.free_pages() + used_per_zone[z];
             if total != zone.managed() {
                 return Err(format!(
@@ -131,7 +141,7 @@ impl Checker {
             for p in zone.free_area.start..zone.free_area.end {
                 if self.seen[p as usize] == 0 {
                     return Err(format!(
-                        "frame {p} of zone {z} is neither free nor on an LRU list"
+                        "frame {p} of zone {z} is neither free, on an LRU list, nor a kernel page"
                     ));
                 }
             }

@@ -85,6 +85,13 @@ pub fn build(inp: &SummaryInput) -> String {
                 // Page accesses above; trace records (requests) here.
                 v["records_replayed"] = json!(t.records_replayed());
             }
+            if let Some(h) = t.highorder_stats() {
+                v["highorder"] = json!({
+                    "attempts": h.attempts,
+                    "succeeded": h.succeeded,
+                    "failed": h.failed,
+                });
+            }
             v
         })
         .collect();

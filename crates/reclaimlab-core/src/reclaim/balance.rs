@@ -165,6 +165,7 @@ mod tests {
             lowmem_reserve,
             nr_reserved_highatomic: 0,
             numa_hit: 0,
+            legacy_check: false,
         }
     }
 
