@@ -209,6 +209,8 @@ def run(
     ``seed`` overrides the scenario's seed; ``out`` writes the result directory; ``invariants`` is
     "off", "every" or N (check every Nth event); ``progress=True`` shows a progress bar on stderr
     (if it is a terminal) for runs longer than a second, or pass a callable(now_ns, end_ns).
+    Raises ScenarioError for an invalid scenario, TraceError for a workload's malformed or
+    unreadable trace, SimulationError if the run fails.
     """
     src = scenario_source(scenario)
     callback, closer = _progress_callback(progress)

@@ -267,3 +267,23 @@ def test_cli_run_missing_trace_points_at_the_key(cli, tmp_path):
 def test_trace_error_is_exported():
     assert issubclass(reclaimlab.TraceError, Exception)
     assert reclaimlab.TraceError is _core.TraceError
+
+
+def test_examples_report_a_bad_trace_and_go_on(cli, tmp_path):
+    scen = tmp_path / "scenarios"
+    scen.mkdir()
+    write_oracle(scen / "good.oracleGeneral", np.arange(1, 2001, dtype=np.uint64))
+    bad = write_oracle(scen / "bad.oracleGeneral", np.arange(1, 11, dtype=np.uint64))
+    with open(bad, "ab") as f:
+        f.write(b"\x00" * 3)
+    for name in ("good", "bad"):
+        (scen / f"{name}.toml").write_text(
+            f'[[workload]]\nname = "t"\n[workload.trace]\npath = "{name}.oracleGeneral"\n'
+        )
+    r = cli("examples", "--scenarios", str(scen), "--out", str(tmp_path / "res"))
+    assert r.returncode == 2, r.stderr
+    assert "bad.toml: FAILED (bad trace)" in r.stdout
+    assert "good.toml: done" in r.stdout
+    assert "record 11 (byte offset 240): truncated record" in r.stderr
+    report = (tmp_path / "res" / "report.md").read_text()
+    assert "| good" in report and "`bad.toml`: " in report
