@@ -217,6 +217,8 @@ def run(
     (if it is a terminal) for runs longer than a second, or pass a callable(now_ns, end_ns).
     ``trace="kernel"`` records the reclaim events in 6.1's ftrace text format (``"postprocess"``:
     the form trace-vmscan-postprocess.pl parses); it is written as ``trace``.
+    Raises ScenarioError for an invalid scenario, TraceError for a workload's malformed or
+    unreadable trace, SimulationError if the run fails.
     """
     src = scenario_source(scenario)
     callback, closer = _progress_callback(progress)

@@ -151,9 +151,10 @@ def test_text_values_and_changes(runs, cli):
             assert text == fmt(label, v), label
             pct = 0.0 if v == base else (v - base) / base * 100
             assert change == f"({pct:+.2f}%)", label
-    # The runs really differ (seed 2), and the 2.6.38 rule matches 6.1 on this order-0 load.
+    # The runs really differ: seed 2, and the 2.6.38 policy (it runs with its era's
+    # watermarks, which changes how much kswapd reclaims even on this order-0 load).
     assert want[1]["Kswapd pages scanned"] != want[0]["Kswapd pages scanned"]
-    assert "(+0.00%)" in rows["Kswapd pages scanned"][2][1]
+    assert want[2]["Kswapd pages scanned"] != want[0]["Kswapd pages scanned"]
     # Trace-only rows: known for the traced baseline, unavailable ("-") for the others.
     wake = parse_text(out, ["Wake kswapd requests"])["Wake kswapd requests"]
     assert wake[0][0].isdigit() and int(wake[0][0]) > 0

@@ -55,6 +55,10 @@ impl Policy {
 /// Largest capacity accepted (slot indices are `u32`, one value is reserved).
 pub const MAX_CAPACITY: u64 = u32::MAX as u64 - 1;
 
+/// FIFO and CLOCK: how many slots ahead of the hand a miss prefetches the id-table line of
+/// (the object a later miss will evict).
+const VICTIM_AHEAD: usize = 4;
+
 /// Capacity up to which the id table is sized at once instead of growing as objects arrive.
 const PRESIZE: usize = 1 << 20;
 
@@ -82,6 +86,8 @@ pub trait Cache {
 }
 
 const NIL: u32 = u32::MAX;
+/// `prefetch_slot`'s hint for a request that looks like a miss.
+const MISS_HINT: u32 = u32::MAX - 1;
 
 #[derive(Debug, Clone, Copy)]
 struct Link {
@@ -204,17 +210,24 @@ impl Cache for Lru {
                 s
             }
             None => {
-                // A miss will reuse the tail slot.
+                // A miss will reuse the tail slot (or one near it) and remove its id.
                 if self.tail != NIL {
                     prefetch_ptr(self.links.as_ptr().wrapping_add(self.tail as usize));
+                    prefetch_ptr(self.ids.as_ptr().wrapping_add(self.tail as usize));
                 }
-                u32::MAX
+                MISS_HINT
             }
         }
     }
 
     #[inline(always)]
     fn prefetch_neighbours(&self, hint: u32) {
+        if hint == MISS_HINT {
+            if self.ids.len() == self.cap && self.tail != NIL {
+                self.map.prefetch(self.ids[self.tail as usize]);
+            }
+            return;
+        }
         if let Some(l) = self.links.get(hint as usize) {
             if l.prev != NIL {
                 prefetch_ptr(self.links.as_ptr().wrapping_add(l.prev as usize));
@@ -267,6 +280,9 @@ impl Cache for Fifo {
                     self.map.insert_at(free, id, s as u32);
                     self.map.remove(old);
                     self.hand = if s + 1 == self.cap { 0 } else { s + 1 };
+                    // The object a later miss evicts is known: fetch its table line.
+                    self.map
+                        .prefetch(self.ids[(self.hand + VICTIM_AHEAD) % self.cap]);
                 }
                 false
             }
@@ -330,6 +346,9 @@ impl Cache for Clock {
                     self.map.insert_at(free, id, s as u32);
                     self.map.remove(old);
                     self.hand = if s + 1 == self.cap { 0 } else { s + 1 };
+                    // A later miss probably evicts an object a little ahead of the hand.
+                    self.map
+                        .prefetch(self.ids[(self.hand + VICTIM_AHEAD) % self.cap]);
                 }
                 false
             }

@@ -308,3 +308,17 @@ fn oom_disallowed_checks_trace_anon_size() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn example_scenario_replays_the_committed_trace() {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/trace-replay.toml");
+    let scn = reclaimlab_core::scenario::parse_file(&p).unwrap_or_else(|e| panic!("{e}"));
+    let a = go(&scn, InvariantMode::Off).unwrap();
+    let b = go(&scn, InvariantMode::Off).unwrap();
+    assert_eq!(a.vmstat, b.vmstat);
+    assert_eq!(a.summary_json, b.summary_json);
+    let s = summary(&a);
+    assert_eq!(s["threads"][0]["records_replayed"], 300_000);
+    assert!(counter(&a, "pswpout") > 0 && counter(&a, "pswpin") > 0);
+    assert_eq!(counter(&a, "oom_kill"), 0);
+}

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import _core, api
-from .._core import ScenarioError, SimulationError
+from .._core import ScenarioError, SimulationError, TraceError
 from ..output import RESULT_FILES, OutputError, write_text_atomic
 from ..progress import ProgressBar, format_seconds
 from ..tables import format_sim_time, headline_columns, markdown_table
@@ -164,6 +164,10 @@ def main(args: argparse.Namespace) -> int:
             o.status, o.error, o.exit_code = "failed", str(e), 2
             print(str(e).rstrip("\n"), file=sys.stderr, flush=True)
             _say(f"{prefix}: FAILED (invalid scenario)")
+        except TraceError as e:
+            o.status, o.error, o.exit_code = "failed", str(e), 2
+            print(f"error: {e}", file=sys.stderr, flush=True)
+            _say(f"{prefix}: FAILED (bad trace)")
         except CliError as e:
             o.status, o.error, o.exit_code = "failed", str(e), e.exit_code
             print(f"error: {e}", file=sys.stderr, flush=True)
