@@ -1,6 +1,6 @@
 //! `reclaimlab-bench`: runs scenarios in this process and reports simulator speed.
 //!
-//! Usage: reclaimlab-bench [--seed N] [--verbose] [--trace-cost] SCENARIO.toml...
+//! Usage: reclaimlab-bench [--seed N] [--repeat N] [--verbose] [--trace-cost] SCENARIO.toml...
 //! For each scenario: simulated page operations per second (page accesses by workloads plus
 //! pages scanned, freed and allocated by the kernel side), simulated-time/wall-time ratio,
 //! heap allocations per simulated event (the hot path should make none), and the process's
@@ -54,6 +54,16 @@ fn main() -> ExitCode {
     let mut seed = None;
     let verbose = args.iter().any(|a| a == "--verbose");
     let trace_cost = args.iter().any(|a| a == "--trace-cost");
+    // Runs per scenario; the fastest is reported (the machines are shared and noisy).
+    let mut repeat = 1u32;
+    if let Some(i) = args.iter().position(|a| a == "--repeat") {
+        repeat = args
+            .get(i + 1)
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(1)
+            .max(1);
+        args.drain(i..(i + 2).min(args.len()));
+    }
     args.retain(|a| a != "--verbose" && a != "--trace-cost");
     if let Some(i) = args.iter().position(|a| a == "--seed") {
         if i + 1 >= args.len() {
@@ -89,13 +99,21 @@ fn main() -> ExitCode {
             ..Default::default()
         };
         let allocs0 = ALLOCS.load(Ordering::Relaxed);
-        let out = match run(&scn, &opts, &mut |_, _| true) {
+        let mut out = match run(&scn, &opts, &mut |_, _| true) {
             Ok(o) => o,
             Err(e) => {
                 eprintln!("{a}: {e}");
                 return ExitCode::from(1);
             }
         };
+        let allocs_one_run = ALLOCS.load(Ordering::Relaxed) - allocs0;
+        for _ in 1..repeat {
+            if let Ok(o) = run(&scn, &opts, &mut |_, _| true) {
+                if o.wall_ns < out.wall_ns {
+                    out = o;
+                }
+            }
+        }
         let c = |n: &str| {
             out.counters
                 .iter()
@@ -124,7 +142,7 @@ fn main() -> ExitCode {
             + c("pgscan_direct")
             + c("pgrefill");
         // Allocations of the whole run (setup and output included) per event processed.
-        let allocs = ALLOCS.load(Ordering::Relaxed) - allocs0;
+        let allocs = allocs_one_run;
         let sim_s = summary["sim_time_ns"].as_u64().unwrap_or(0) as f64 / 1e9;
         let wall_s = out.wall_ns as f64 / 1e9;
         println!(

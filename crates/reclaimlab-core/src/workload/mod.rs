@@ -71,6 +71,39 @@ pub struct HighOrderStats {
 /// Allocations handled per step at most (bounds the work between two events).
 const HIGHORDER_BATCH: u32 = 64;
 
+/// Random and Zipf accesses are drawn this many ahead so the alias-table column and the PTE of
+/// each can be prefetched: a large working set is touched at memory latency otherwise. The
+/// random numbers are drawn in the same order as without look-ahead, so results are identical.
+const AHEAD: usize = 16;
+
+#[derive(Debug, Clone)]
+struct Lookahead {
+    buf: [(u32, bool); AHEAD],
+    pos: usize,
+    len: usize,
+}
+
+impl Default for Lookahead {
+    fn default() -> Self {
+        Lookahead {
+            buf: [(0, false); AHEAD],
+            pos: 0,
+            len: 0,
+        }
+    }
+}
+
+#[inline(always)]
+fn prefetch<T>(p: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint; it never faults, whatever the address.
+    unsafe {
+        core::arch::x86_64::_mm_prefetch(p as *const i8, core::arch::x86_64::_MM_HINT_T0)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
     Running,
@@ -102,6 +135,7 @@ pub struct Thread {
     ctx: TaskCtx,
     /// An access that must be retried (allocation back-off): (vpage, write).
     pending: Option<(u32, bool)>,
+    ahead: Lookahead,
     pub start_ns: u64,
     pub deadline_ns: Option<u64>,
     /// Accesses completed.
@@ -148,6 +182,7 @@ impl Thread {
                 ..Default::default()
             },
             pending: None,
+            ahead: Lookahead::default(),
             start_ns,
             deadline_ns,
             accesses: 0,
@@ -386,33 +421,83 @@ impl Thread {
 
     /// The next page to touch and whether the access writes.
     #[inline]
-    fn next_access(&mut self) -> (u32, bool) {
+    fn next_access(&mut self, pte: &[u32]) -> (u32, bool) {
         if let Some(p) = self.pending.take() {
             return p;
         }
         match &self.kind {
             Kind::Anon {
-                pattern,
-                zipf,
+                pattern: AccessPattern::Sequential,
                 write_fraction,
                 ..
             } => {
-                let idx = match pattern {
-                    AccessPattern::Sequential => self.pos,
-                    AccessPattern::Random => self.rng.below(self.pages as u64),
-                    AccessPattern::Zipf { .. } => {
-                        zipf.as_ref().expect("zipf sampler").sample(&mut self.rng) - 1
-                    }
-                };
                 let wf = *write_fraction;
                 let write = wf >= 1.0 || (wf > 0.0 && self.rng.next_f64() < wf);
-                (self.base + idx as u32, write)
+                (self.base + self.pos as u32, write)
+            }
+            Kind::Anon { .. } => {
+                if self.ahead.pos == self.ahead.len {
+                    self.refill_ahead(pte);
+                }
+                let a = self.ahead.buf[self.ahead.pos];
+                self.ahead.pos += 1;
+                a
             }
             Kind::File { write } => (self.base + self.pos as u32, *write),
             Kind::Trace { .. } | Kind::HighOrder(_) => {
                 unreachable!("trace and high-order threads have their own steps")
             }
         }
+    }
+
+    /// Draw the next `AHEAD` random or Zipf accesses, prefetching what each will touch.
+    fn refill_ahead(&mut self, pte: &[u32]) {
+        let Kind::Anon {
+            pattern,
+            zipf,
+            write_fraction,
+            ..
+        } = &self.kind
+        else {
+            unreachable!("look-ahead is for anonymous random and Zipf accesses");
+        };
+        let wf = *write_fraction;
+        let mut words = [0u64; AHEAD];
+        let mut cols = [0usize; AHEAD];
+        let alias = match zipf {
+            Some(zipf::Zipf::Alias(a)) => Some(a),
+            _ => None,
+        };
+        // Pass 1: draw, in the same order as one access at a time (index, then write).
+        for k in 0..AHEAD {
+            match (pattern, alias) {
+                (AccessPattern::Zipf { .. }, Some(a)) => {
+                    words[k] = self.rng.next_u64();
+                    cols[k] = a.column(words[k]);
+                    prefetch(a.column_ptr(cols[k]));
+                }
+                (AccessPattern::Zipf { .. }, None) => {
+                    cols[k] = (zipf.as_ref().expect("zipf").sample(&mut self.rng) - 1) as usize;
+                }
+                _ => cols[k] = self.rng.below(self.pages as u64) as usize,
+            }
+            let write = wf >= 1.0 || (wf > 0.0 && self.rng.next_f64() < wf);
+            self.ahead.buf[k].1 = write;
+        }
+        // Pass 2: resolve alias columns, prefetch the page-table entries.
+        for k in 0..AHEAD {
+            let idx = match alias {
+                Some(a) if matches!(pattern, AccessPattern::Zipf { .. }) => {
+                    a.resolve(cols[k], words[k])
+                }
+                _ => cols[k] as u64,
+            };
+            let vp = self.base + idx as u32;
+            prefetch(&pte[vp as usize]);
+            self.ahead.buf[k].0 = vp;
+        }
+        self.ahead.pos = 0;
+        self.ahead.len = AHEAD;
     }
 
     /// Run one chunk at `node.now`.
@@ -457,7 +542,7 @@ impl Thread {
                 self.stop(t, false);
                 return Step::Finished;
             }
-            let (vp, write) = self.next_access();
+            let (vp, write) = self.next_access(&node.pte);
             let r = if is_file {
                 node.file_access(vp, region_end, write, &mut self.ctx)
             } else {

@@ -69,7 +69,24 @@ impl Alias {
     #[inline]
     pub fn sample(&self, rng: &mut Rng) -> u64 {
         let r = rng.next_u64();
-        let i = (((r >> 32) * self.table.len() as u64) >> 32) as usize;
+        self.resolve(self.column(r), r)
+    }
+
+    /// The column a random word selects (first half of a draw; see `resolve`).
+    #[inline]
+    pub fn column(&self, r: u64) -> usize {
+        (((r >> 32) * self.table.len() as u64) >> 32) as usize
+    }
+
+    /// Address of a column, to prefetch it before `resolve` reads it.
+    #[inline]
+    pub fn column_ptr(&self, i: usize) -> *const [u32; 2] {
+        &self.table[i]
+    }
+
+    /// Second half of a draw: the column itself or its alias.
+    #[inline]
+    pub fn resolve(&self, i: usize, r: u64) -> u64 {
         let [p, a] = self.table[i];
         if (r as u32) < p {
             i as u64
