@@ -14,7 +14,7 @@ use crate::observe::timeseries::Sampler;
 use crate::reclaim::kswapd::{self, Kswapd};
 use crate::scenario::{Scenario, NS_PER_SEC};
 use crate::workload::trace::TraceReplay;
-use crate::workload::{Step, Thread};
+use crate::workload::{Origin, Step, Thread};
 
 /// How often the invariant checker runs (every frame in exactly one place; free + used = total;
 /// counters never decrease). It is a debugging and testing aid: off by default.
@@ -193,41 +193,28 @@ impl<'a> Sim<'a> {
             let task = node.add_task(&w.name, w.oom_score_adj);
             let deadline = w.duration_ns.map(|d| w.start_ns + d);
             let mut mine = Vec::new();
+            let o = Origin {
+                workload: &w.name,
+                task,
+                seed,
+                start_ns: w.start_ns,
+                deadline_ns: deadline,
+            };
             if let Some(a) = &w.anon {
                 let pages = a.size_bytes.div_ceil(PAGE_SIZE);
                 let r = node
                     .add_region(task, pages, true)
                     .map_err(SimError::Config)?;
-                let base = node.regions[r].base;
                 mine.push(threads.len());
-                threads.push(Thread::anon(
-                    &w.name,
-                    task,
-                    a,
-                    base,
-                    pages as u32,
-                    seed,
-                    w.start_ns,
-                    deadline,
-                ));
+                threads.push(Thread::anon(&o, a, node.regions[r].base, pages as u32));
             }
             if let Some(f) = &w.file {
                 let pages = f.size_bytes.div_ceil(PAGE_SIZE);
                 let r = node
                     .add_region(task, pages, false)
                     .map_err(SimError::Config)?;
-                let base = node.regions[r].base;
                 mine.push(threads.len());
-                threads.push(Thread::file(
-                    &w.name,
-                    task,
-                    f,
-                    base,
-                    pages as u32,
-                    seed,
-                    w.start_ns,
-                    deadline,
-                ));
+                threads.push(Thread::file(&o, f, node.regions[r].base, pages as u32));
             }
             if let Some(spec) = &w.trace {
                 let mut replay = TraceReplay::scan(spec).map_err(SimError::Trace)?;
@@ -246,15 +233,11 @@ impl<'a> Sim<'a> {
                 trace_anon_pages += replay.anon_pages;
                 replay.place(bases[0], bases[1]);
                 mine.push(threads.len());
-                threads.push(Thread::trace(
-                    &w.name, task, spec, replay, seed, w.start_ns, deadline,
-                ));
+                threads.push(Thread::trace(&o, spec, replay));
             }
             if let Some(spec) = &w.highorder {
                 mine.push(threads.len());
-                threads.push(Thread::highorder(
-                    &w.name, task, spec, seed, w.start_ns, deadline,
-                ));
+                threads.push(Thread::highorder(&o, spec));
             }
             task_threads.push(mine);
         }

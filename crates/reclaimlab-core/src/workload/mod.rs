@@ -111,6 +111,16 @@ enum Phase {
     Done,
 }
 
+/// Where a thread comes from: its workload (process), the run's seed and its schedule.
+#[derive(Debug, Clone, Copy)]
+pub struct Origin<'a> {
+    pub workload: &'a str,
+    pub task: usize,
+    pub seed: u64,
+    pub start_ns: u64,
+    pub deadline_ns: Option<u64>,
+}
+
 /// What the simulation loop does with a thread after a step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Step {
@@ -151,20 +161,18 @@ pub struct Thread {
 }
 
 impl Thread {
-    #[allow(clippy::too_many_arguments)]
+    /// A thread named `<workload>/<role>` over `pages` vpages from `base`.
     fn new(
-        name: String,
-        task: usize,
+        o: &Origin,
+        role: &str,
         kind: Kind,
-        base: u32,
-        pages: u32,
+        (base, pages): (u32, u32),
         passes: u64,
         hold_ns: u64,
-        seed: u64,
-        start_ns: u64,
-        deadline_ns: Option<u64>,
     ) -> Thread {
-        let rng = Rng::for_actor(seed, &name);
+        let name = format!("{}/{role}", o.workload);
+        let (task, start_ns, deadline_ns) = (o.task, o.start_ns, o.deadline_ns);
+        let rng = Rng::for_actor(o.seed, &name);
         Thread {
             name,
             task,
@@ -194,17 +202,8 @@ impl Thread {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
-    pub fn anon(
-        workload: &str,
-        task: usize,
-        spec: &AnonSpec,
-        base: u32,
-        pages: u32,
-        seed: u64,
-        start_ns: u64,
-        deadline_ns: Option<u64>,
-    ) -> Thread {
+    /// The thread of a `[workload.anon]` table over the region at `base`.
+    pub fn anon(o: &Origin, spec: &AnonSpec, base: u32, pages: u32) -> Thread {
         let zipf = match spec.pattern {
             AccessPattern::Zipf { alpha } => Some(Zipf::new(pages as u64, alpha)),
             _ => None,
@@ -215,86 +214,28 @@ impl Thread {
             write_fraction: spec.write_fraction,
             think_ns: spec.think_ns,
         };
-        Thread::new(
-            format!("{workload}/anon"),
-            task,
-            kind,
-            base,
-            pages,
-            spec.passes,
-            spec.hold_ns,
-            seed,
-            start_ns,
-            deadline_ns,
-        )
+        Thread::new(o, "anon", kind, (base, pages), spec.passes, spec.hold_ns)
     }
 
-    #[allow(clippy::too_many_arguments)]
-    pub fn file(
-        workload: &str,
-        task: usize,
-        spec: &FileSpec,
-        base: u32,
-        pages: u32,
-        seed: u64,
-        start_ns: u64,
-        deadline_ns: Option<u64>,
-    ) -> Thread {
+    /// The thread of a `[workload.file]` table over the file at `base`.
+    pub fn file(o: &Origin, spec: &FileSpec, base: u32, pages: u32) -> Thread {
         let kind = Kind::File {
             write: spec.op == FileOp::Write,
         };
-        Thread::new(
-            format!("{workload}/file"),
-            task,
-            kind,
-            base,
-            pages,
-            spec.passes,
-            spec.hold_ns,
-            seed,
-            start_ns,
-            deadline_ns,
-        )
+        Thread::new(o, "file", kind, (base, pages), spec.passes, spec.hold_ns)
     }
 
     /// A trace-replay thread. `replay` has been scanned and placed.
-    #[allow(clippy::too_many_arguments)]
-    pub fn trace(
-        workload: &str,
-        task: usize,
-        spec: &crate::scenario::TraceSpec,
-        replay: TraceReplay,
-        seed: u64,
-        start_ns: u64,
-        deadline_ns: Option<u64>,
-    ) -> Thread {
+    pub fn trace(o: &Origin, spec: &crate::scenario::TraceSpec, replay: TraceReplay) -> Thread {
         let kind = Kind::Trace {
             replay: Box::new(replay),
             think_ns: spec.think_ns,
         };
-        Thread::new(
-            format!("{workload}/trace"),
-            task,
-            kind,
-            0,
-            0,
-            spec.passes,
-            spec.hold_ns,
-            seed,
-            start_ns,
-            deadline_ns,
-        )
+        Thread::new(o, "trace", kind, (0, 0), spec.passes, spec.hold_ns)
     }
 
     /// A high-order allocation thread.
-    pub fn highorder(
-        workload: &str,
-        task: usize,
-        spec: &crate::scenario::HighOrderSpec,
-        seed: u64,
-        start_ns: u64,
-        deadline_ns: Option<u64>,
-    ) -> Thread {
+    pub fn highorder(o: &Origin, spec: &crate::scenario::HighOrderSpec) -> Thread {
         use crate::mm::gfp::*;
         use crate::scenario::HighOrderGfp;
         let gfp = match spec.gfp {
@@ -310,21 +251,17 @@ impl Thread {
             interval_ns: (crate::scenario::NS_PER_SEC / spec.rate_per_sec).max(1),
             lifetime_ns: spec.lifetime_ns,
             count: spec.count,
-            next_ns: start_ns,
+            next_ns: o.start_ns,
             live: Default::default(),
             stats: HighOrderStats::default(),
         };
         Thread::new(
-            format!("{workload}/highorder"),
-            task,
+            o,
+            "highorder",
             Kind::HighOrder(Box::new(state)),
-            0,
-            0,
+            (0, 0),
             1,
             0,
-            seed,
-            start_ns,
-            deadline_ns,
         )
     }
 
