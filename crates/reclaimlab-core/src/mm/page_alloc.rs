@@ -11,7 +11,7 @@ use super::gfp::{self, gfp_migratetype, gfp_zone, Gfp};
 use super::node::{Access, Node, OomKill, TaskCtx, JIFFY_NS};
 use super::watermark::alloc_flags::*;
 use super::watermark::MIGRATE_MOVABLE;
-use super::{PAGE_ALLOC_COSTLY_ORDER, ZONE_NORMAL};
+use super::{MAX_NR_ZONES, PAGE_ALLOC_COSTLY_ORDER, ZONE_NORMAL};
 use crate::observe::vmstat::VmEvent;
 
 /// `MAX_RECLAIM_RETRIES`.
@@ -192,9 +192,8 @@ impl Node {
     ) -> Option<u32> {
         let mut st = CompactStats::default();
         let mut ran = false;
-        let zones: Vec<usize> = self.zonelist(hz).collect();
-        for z in zones {
-            if self.compaction_deferred(z, order) {
+        for z in (0..=hz.min(MAX_NR_ZONES - 1)).rev() {
+            if !self.zones[z].is_managed() || self.compaction_deferred(z, order) {
                 continue;
             }
             let mark = self.zones[z].wmark_pages(alloc_flags & ALLOC_WMARK_MASK);
