@@ -487,27 +487,13 @@ impl Thread {
             };
             self.ctx.cost_ns += think_ns;
             match r {
-                Access::Done => self.advance(),
-                Access::Block(until) => {
-                    self.advance();
-                    let t = now + self.ctx.cost_ns;
-                    self.wait_ns += until.saturating_sub(t);
-                    return self.yield_at(until.max(t));
-                }
-                Access::Retry(sleep) => {
-                    self.pending = Some((vp, write));
-                    self.wait_ns += sleep;
-                    return self.yield_at(now + self.ctx.cost_ns + sleep);
-                }
-                Access::Killed => {
-                    self.stop(now + self.ctx.cost_ns, true);
-                    self.stall_ns += self.ctx.stall_ns;
-                    return Step::Finished;
-                }
+                Access::Done | Access::Block(_) => self.advance(),
+                Access::Retry(_) => self.pending = Some((vp, write)),
+                Access::Killed => {}
             }
             n += 1;
-            if n >= CHUNK_ACCESSES || self.ctx.cost_ns >= QUANTUM_NS {
-                return self.yield_at(now + self.ctx.cost_ns);
+            if let Some(step) = self.after_access(now, r, n) {
+                return step;
             }
         }
     }
@@ -561,33 +547,40 @@ impl Thread {
                 node.anon_access(c.vp, c.write, &mut self.ctx)
             };
             self.ctx.cost_ns += think_ns;
-            match r {
-                Access::Done => {
-                    replay.advance();
-                    self.accesses += 1;
-                }
-                Access::Block(until) => {
-                    replay.advance();
-                    self.accesses += 1;
-                    let t = now + self.ctx.cost_ns;
-                    self.wait_ns += until.saturating_sub(t);
-                    return self.yield_at(until.max(t));
-                }
-                Access::Retry(sleep) => {
-                    self.wait_ns += sleep;
-                    return self.yield_at(now + self.ctx.cost_ns + sleep);
-                }
-                Access::Killed => {
-                    self.stop(now + self.ctx.cost_ns, true);
-                    self.stall_ns += self.ctx.stall_ns;
-                    return Step::Finished;
-                }
+            if matches!(r, Access::Done | Access::Block(_)) {
+                replay.advance();
+                self.accesses += 1;
             }
             n += 1;
-            if n >= CHUNK_ACCESSES || self.ctx.cost_ns >= QUANTUM_NS {
-                return self.yield_at(now + self.ctx.cost_ns);
+            if let Some(step) = self.after_access(now, r, n) {
+                return step;
             }
         }
+    }
+
+    /// What follows one access, once the caller has recorded its own progress: wait for I/O,
+    /// back off and retry, die as the OOM victim, or end the chunk when it is long enough.
+    /// `Some(step)` ends the chunk.
+    #[inline]
+    fn after_access(&mut self, now: u64, r: Access, n: u32) -> Option<Step> {
+        let t = now + self.ctx.cost_ns;
+        match r {
+            Access::Done => {}
+            Access::Block(until) => {
+                self.wait_ns += until.saturating_sub(t);
+                return Some(self.yield_at(until.max(t)));
+            }
+            Access::Retry(sleep) => {
+                self.wait_ns += sleep;
+                return Some(self.yield_at(t + sleep));
+            }
+            Access::Killed => {
+                self.stop(t, true);
+                self.stall_ns += self.ctx.stall_ns;
+                return Some(Step::Finished);
+            }
+        }
+        (n >= CHUNK_ACCESSES || self.ctx.cost_ns >= QUANTUM_NS).then(|| self.yield_at(t))
     }
 
     #[inline]
