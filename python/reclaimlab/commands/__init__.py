@@ -18,6 +18,6 @@ class CliError(Exception):
         self.exit_code = exit_code
 
 
-from . import compare, examples, lru, run  # noqa: E402  (modules import CliError from here)
+from . import compare, examples, lru, reproduce, run  # noqa: E402  (they import CliError)
 
-COMMANDS = [run, examples, lru, compare]
+COMMANDS = [run, examples, lru, compare, reproduce]

@@ -265,7 +265,24 @@ impl Node {
             for f in &mut frames.flags[start as usize..end as usize] {
                 *f = 0;
             }
-            fa.free_range(&mut frames, &pageblock_mt, start, end);
+            if scn.host.fragmented_zone == Some(z) {
+                // An aged zone: the page in the middle of every stride-aligned block is a
+                // long-lived kernel allocation (allocated, no owner, never on an LRU), so the
+                // free pages around it can merge only up to half the stride.
+                let stride = scn.host.fragment_stride;
+                let mut from = start;
+                let mut pin = start.next_multiple_of(stride) + stride / 2;
+                while pin < end {
+                    fa.free_range(&mut frames, &pageblock_mt, from, pin);
+                    frames.flags[pin as usize] = pg::ALLOCATED;
+                    frames.owner[pin as usize] = NIL;
+                    from = pin + 1;
+                    pin += stride;
+                }
+                fa.free_range(&mut frames, &pageblock_mt, from, end);
+            } else {
+                fa.free_range(&mut frames, &pageblock_mt, start, end);
+            }
             Zone {
                 idx: z,
                 span: layout.zones[z],

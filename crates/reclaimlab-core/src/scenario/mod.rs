@@ -98,7 +98,17 @@ pub struct HostConfig {
     /// A captured `/proc/zoneinfo`: zones, spanned/present/managed pages are taken from it.
     /// Stored as given in the scenario; resolved relative to the scenario file's directory.
     pub zoneinfo: Option<String>,
+    /// An aged zone: one long-lived unmovable kernel page pinned at boot in every
+    /// `fragment_stride`-page aligned block of this zone (index), so no free block of that size
+    /// or larger can ever form there, by reclaim or by compaction.
+    pub fragmented_zone: Option<usize>,
+    /// Pages per pinned page in `fragmented_zone`: a power of two, 2..=1024.
+    pub fragment_stride: u32,
 }
+
+/// Stride of `fragmented_zone` when the scenario does not give one: no order-3 block (eight
+/// pages, a network jumbo-frame buffer or a SLUB high-order slab) can form.
+pub const DEFAULT_FRAGMENT_STRIDE: u32 = 8;
 
 impl Default for HostConfig {
     fn default() -> Self {
@@ -109,6 +119,8 @@ impl Default for HostConfig {
             machine: MachineType::Q35,
             lowmem_bytes: None,
             zoneinfo: None,
+            fragmented_zone: None,
+            fragment_stride: DEFAULT_FRAGMENT_STRIDE,
         }
     }
 }
@@ -369,16 +381,45 @@ impl HighOrderGfp {
     }
 }
 
+/// How long each block of a high-order stream lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lifetimes {
+    /// Every block lives exactly `lifetime`: blocks are freed in allocation order, so
+    /// neighbours allocated together are freed together and merge again (network buffers).
+    Fixed,
+    /// Exponentially distributed with mean `lifetime`: blocks are freed in random order, so a
+    /// long-lived survivor pins its pageblock while its neighbours come and go. This is how
+    /// slab pages fragment memory (one live object keeps its slab page).
+    Exponential,
+}
+
+impl Lifetimes {
+    pub const NAMES: &'static [&'static str] = &["fixed", "exponential"];
+    pub fn name(self) -> &'static str {
+        match self {
+            Lifetimes::Fixed => "fixed",
+            Lifetimes::Exponential => "exponential",
+        }
+    }
+    pub fn from_name(s: &str) -> Option<Self> {
+        [Lifetimes::Fixed, Lifetimes::Exponential]
+            .into_iter()
+            .find(|l| l.name() == s)
+    }
+}
+
 /// Allocations of 2^order pages at a steady rate, each freed after `lifetime`: a network
 /// buffer pool, a slab cache with high-order slabs, huge-page faults.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HighOrderSpec {
-    /// 1..=10.
+    /// 0..=10 (0 with gfp "kernel": long-lived unmovable slab pages, a fragmentation source).
     pub order: u32,
     /// Allocations per simulated second.
     pub rate_per_sec: u64,
     /// Each block is freed this long after it was allocated.
     pub lifetime_ns: u64,
+    /// Whether `lifetime` is exact or the mean of an exponential draw.
+    pub lifetimes: Lifetimes,
     pub gfp: HighOrderGfp,
     /// Stop after this many allocation attempts (`None`: until the workload's duration).
     pub count: Option<u64>,
@@ -390,6 +431,7 @@ impl Default for HighOrderSpec {
             order: 3,
             rate_per_sec: 1000,
             lifetime_ns: 10 * NS_PER_MS,
+            lifetimes: Lifetimes::Fixed,
             gfp: HighOrderGfp::Atomic,
             count: None,
         }

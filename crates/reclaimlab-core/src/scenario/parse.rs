@@ -21,9 +21,9 @@ use toml_edit::{ImDocument, Item, TableLike, TomlError, Value};
 use super::units::{format_size, parse_bandwidth, parse_duration_ns, parse_size};
 use super::{
     AccessPattern, AnonSpec, Compression, CostModel, DiskDevice, FileOp, FileSpec, HighOrderGfp,
-    HighOrderSpec, HostConfig, KswapdBalance, MachineType, ObjectSize, OomConfig, PolicyConfig,
-    Scenario, SimConfig, SwapDevice, Sysctl, TraceFormat, TraceKind, TraceSpec, TraceTime,
-    Workload, WritebackConfig, GIB, KIB, MIB,
+    HighOrderSpec, HostConfig, KswapdBalance, Lifetimes, MachineType, ObjectSize, OomConfig,
+    PolicyConfig, Scenario, SimConfig, SwapDevice, Sysctl, TraceFormat, TraceKind, TraceSpec,
+    TraceTime, Workload, WritebackConfig, GIB, KIB, MIB,
 };
 
 /// A scenario that cannot be used, and where the problem is.
@@ -115,7 +115,16 @@ const ROOT_KEYS: &[&str] = &[
     "workload",
 ];
 const SIM_KEYS: &[&str] = &["seed", "duration", "sample_interval", "max_duration"];
-const HOST_KEYS: &[&str] = &["ram", "cpus", "thp", "machine", "lowmem", "zoneinfo"];
+const HOST_KEYS: &[&str] = &[
+    "ram",
+    "cpus",
+    "thp",
+    "machine",
+    "lowmem",
+    "zoneinfo",
+    "fragmented_zone",
+    "fragment_stride",
+];
 const SYSCTL_KEYS: &[&str] = &[
     "min_free_kbytes",
     "watermark_scale_factor",
@@ -149,7 +158,7 @@ const WORKLOAD_KEYS: &[&str] = &[
     "trace",
     "highorder",
 ];
-const HIGHORDER_KEYS: &[&str] = &["order", "rate", "lifetime", "gfp", "count"];
+const HIGHORDER_KEYS: &[&str] = &["order", "rate", "lifetime", "lifetimes", "gfp", "count"];
 const ANON_KEYS: &[&str] = &[
     "size",
     "pattern",
@@ -891,6 +900,19 @@ fn parse_host(ctx: &Ctx, t: &Table, out: &mut HostConfig) -> Res<()> {
         }
         out.lowmem_bytes = Some(v);
     }
+    if let Some(f) = t.field("fragmented_zone") {
+        let name = f.choice(ctx, &["DMA", "DMA32", "Normal"], "zone")?;
+        out.fragmented_zone = crate::mm::ZONE_NAMES.iter().position(|z| *z == name);
+    }
+    if let Some(f) = t.field("fragment_stride") {
+        let v = f.uint_in(ctx, 2, 1024, " (pages per pinned page)")?;
+        if !v.is_power_of_two() {
+            return Err(f
+                .err(ctx, format!("fragment_stride must be a power of two, not {v}"))
+                .with_help("use 8 to forbid order-3 blocks, 512 to forbid huge pages"));
+        }
+        out.fragment_stride = v as u32;
+    }
     if let Some(f) = t.field("zoneinfo") {
         let given = f.string(ctx, "a path to a captured /proc/zoneinfo")?;
         if given.is_empty() {
@@ -1302,9 +1324,9 @@ fn parse_highorder(ctx: &Ctx, t: &Table) -> Res<HighOrderSpec> {
     if let Some(f) = t.field("order") {
         spec.order = f.uint_in(
             ctx,
-            1,
+            0,
             10,
-            " (orders 1..=10; order 0 is what anon and file do)",
+            " (orders 0..=10; order 0 with gfp \"kernel\" models long-lived slab pages)",
         )? as u32;
     }
     if let Some(f) = t.field("rate") {
@@ -1312,6 +1334,10 @@ fn parse_highorder(ctx: &Ctx, t: &Table) -> Res<HighOrderSpec> {
     }
     if let Some(f) = t.field("lifetime") {
         spec.lifetime_ns = f.positive_duration(ctx)?;
+    }
+    if let Some(f) = t.field("lifetimes") {
+        let name = f.choice(ctx, Lifetimes::NAMES, "lifetime distribution")?;
+        spec.lifetimes = Lifetimes::from_name(name).expect("Lifetimes::NAMES entry");
     }
     if let Some(f) = t.field("gfp") {
         let name = f.choice(ctx, HighOrderGfp::NAMES, "high-order gfp")?;

@@ -92,6 +92,19 @@ pub fn to_toml(s: &Scenario) -> String {
             "path to a captured /proc/zoneinfo; unset: zones built from ram",
         ),
     }
+    match h.fragmented_zone {
+        Some(z) => w.kv(
+            "fragmented_zone",
+            string(crate::mm::ZONE_NAMES[z]),
+            "aged zone: one unmovable page pinned in every fragment_stride pages",
+        ),
+        None => w.unset("fragmented_zone", "aged zone (DMA, DMA32 or Normal); unset: none"),
+    }
+    w.kv(
+        "fragment_stride",
+        uint(h.fragment_stride as u64),
+        "pages per pinned page in fragmented_zone (power of two, 2..1024)",
+    );
 
     let c = &s.sysctl;
     w.table("sysctl");
@@ -325,7 +338,12 @@ fn workload(w: &mut Writer, wl: &Workload) {
         w.kv(
             "lifetime",
             dur(h.lifetime_ns),
-            "each block is freed this long after it was allocated",
+            "each block is freed this long after it was allocated (the mean, if exponential)",
+        );
+        w.kv(
+            "lifetimes",
+            string(h.lifetimes.name()),
+            "\"fixed\" (freed in allocation order) or \"exponential\" (random order: fragments, like slab)",
         );
         w.kv(
             "gfp",
@@ -545,8 +563,8 @@ mod tests {
     use super::*;
     use crate::scenario::parse::parse_str;
     use crate::scenario::{
-        AnonSpec, Compression, FileSpec, HighOrderGfp, HighOrderSpec, KswapdBalance, MachineType,
-        ObjectSize, TraceKind, GIB, KIB, MIB, NS_PER_MS, NS_PER_SEC,
+        AnonSpec, Compression, FileSpec, HighOrderGfp, HighOrderSpec, KswapdBalance, Lifetimes,
+        MachineType, ObjectSize, TraceKind, GIB, KIB, MIB, NS_PER_MS, NS_PER_SEC,
     };
 
     fn round_trip(s: &Scenario) {
@@ -659,6 +677,8 @@ mod tests {
                 MachineType::I440fx
             };
             s.host.lowmem_bytes = (next(2) == 0).then(|| 1 + next(s.host.ram_bytes.min(4 * GIB)));
+            s.host.fragmented_zone = (next(2) == 0).then(|| next(3) as usize);
+            s.host.fragment_stride = 2 << next(10);
             s.sysctl.min_free_kbytes = (next(2) == 0).then(|| 128 + next(262_144 - 127));
             s.sysctl.watermark_scale_factor = 1 + next(3000);
             s.sysctl.lowmem_reserve_ratio = [next(1000), next(1000), next(1000), next(10)];
@@ -769,9 +789,10 @@ mod tests {
                     }
                 });
                 w.highorder = (next(3) == 0).then(|| HighOrderSpec {
-                    order: 1 + next(10) as u32,
+                    order: next(11) as u32,
                     rate_per_sec: 1 + next(1 << 20),
                     lifetime_ns: 1 + next(1 << 40),
+                    lifetimes: [Lifetimes::Fixed, Lifetimes::Exponential][next(2) as usize],
                     gfp: [
                         HighOrderGfp::Atomic,
                         HighOrderGfp::Kernel,

@@ -14,6 +14,8 @@ use crate::engine::Rng;
 use crate::mm::node::{Access, Node, TaskCtx};
 use crate::scenario::{AccessPattern, AnonSpec, FileOp, FileSpec, NS_PER_MS, NS_PER_US};
 use crate::trace::TraceError;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use trace::TraceReplay;
 use zipf::Zipf;
 
@@ -53,10 +55,13 @@ struct HighOrderState {
     retry: bool,
     interval_ns: u64,
     lifetime_ns: u64,
+    /// Draw each lifetime from an exponential with mean `lifetime_ns` (else exact).
+    exponential: bool,
     count: Option<u64>,
     next_ns: u64,
-    /// Blocks held: (time to free, first frame), in freeing order.
-    live: std::collections::VecDeque<(u64, u32)>,
+    /// Blocks held, earliest free first: (time to free, allocation number, first frame). The
+    /// allocation number keeps equal times in allocation order.
+    live: BinaryHeap<Reverse<(u64, u64, u32)>>,
     stats: HighOrderStats,
 }
 
@@ -250,6 +255,7 @@ impl Thread {
                 && spec.order <= crate::mm::PAGE_ALLOC_COSTLY_ORDER,
             interval_ns: (crate::scenario::NS_PER_SEC / spec.rate_per_sec).max(1),
             lifetime_ns: spec.lifetime_ns,
+            exponential: spec.lifetimes == crate::scenario::Lifetimes::Exponential,
             count: spec.count,
             next_ns: o.start_ns,
             live: Default::default(),
@@ -275,7 +281,7 @@ impl Thread {
     /// Give back kernel memory the thread still holds (its process exited or was killed).
     pub fn release(&mut self, node: &mut Node) {
         if let Kind::HighOrder(h) = &mut self.kind {
-            while let Some((_, pfn)) = h.live.pop_front() {
+            while let Some(Reverse((_, _, pfn))) = h.live.pop() {
                 node.free_pages(pfn, h.order);
             }
         }
@@ -286,11 +292,11 @@ impl Thread {
         let Kind::HighOrder(h) = &mut self.kind else {
             unreachable!("step_highorder on another kind");
         };
-        while let Some(&(t, pfn)) = h.live.front() {
+        while let Some(&Reverse((t, _, pfn))) = h.live.peek() {
             if t > now {
                 break;
             }
-            h.live.pop_front();
+            h.live.pop();
             node.free_pages(pfn, h.order);
         }
         let mut n = 0;
@@ -304,8 +310,15 @@ impl Thread {
             match node.alloc_pages(h.gfp, h.order, &mut self.ctx) {
                 Ok(pfn) => {
                     node.mark_kernel_pages(pfn, h.order);
-                    h.live
-                        .push_back((now + self.ctx.cost_ns + h.lifetime_ns, pfn));
+                    let life = if h.exponential {
+                        // Inverse CDF; 1 - u is in (0, 1], so the log is finite.
+                        let u = self.rng.next_f64();
+                        (-(1.0 - u).ln() * h.lifetime_ns as f64) as u64
+                    } else {
+                        h.lifetime_ns
+                    };
+                    let free_at = now + self.ctx.cost_ns + life;
+                    h.live.push(Reverse((free_at, h.stats.attempts, pfn)));
                     h.stats.succeeded += 1;
                 }
                 Err(Access::Retry(sleep)) if h.retry => {
@@ -326,7 +339,10 @@ impl Thread {
             h.next_ns += h.interval_ns;
             n += 1;
         }
-        let next = h.live.front().map_or(h.next_ns, |&(t, _)| t.min(h.next_ns));
+        let next = h
+            .live
+            .peek()
+            .map_or(h.next_ns, |&Reverse((t, _, _))| t.min(h.next_ns));
         self.stall_ns += self.ctx.stall_ns;
         Step::At(next.max(now + self.ctx.cost_ns).max(now + 1))
     }
