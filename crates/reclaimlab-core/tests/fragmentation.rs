@@ -1,0 +1,150 @@
+//! Fragmentation sources: aged zones (`host.fragmented_zone`) and high-order streams whose
+//! blocks live for exponentially distributed times. Both decide whether high-order blocks can
+//! exist, which is what kswapd's high-order balancing (seed 004) turns on.
+
+use reclaimlab_core::scenario::{parse_str, Scenario};
+use reclaimlab_core::{run, InvariantMode, RunOptions, RunOutput};
+
+fn scenario(text: &str) -> Scenario {
+    parse_str(text, "<test>").unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn go(scn: &Scenario, seed: Option<u64>) -> RunOutput {
+    let opts = RunOptions {
+        seed,
+        invariants: InvariantMode::Periodic(97),
+        trace: None,
+    };
+    run(scn, &opts, &mut |_, _| true).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Free blocks per order of one zone, from `/proc/buddyinfo`.
+fn buddy(out: &RunOutput, zone: &str) -> Vec<u64> {
+    let line = out
+        .buddyinfo
+        .lines()
+        .find(|l| l.split_whitespace().nth(3) == Some(zone))
+        .unwrap_or_else(|| panic!("no zone {zone} in\n{}", out.buddyinfo));
+    line.split_whitespace()
+        .skip(4)
+        .map(|n| n.parse().unwrap())
+        .collect()
+}
+
+fn zone_summary(out: &RunOutput, zone: &str) -> serde_json::Value {
+    let s: serde_json::Value = serde_json::from_str(&out.summary_json).unwrap();
+    s["zones"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|z| z["zone"] == zone)
+        .cloned()
+        .unwrap()
+}
+
+fn aged(stride: u32) -> Scenario {
+    scenario(&format!(
+        "[sim]\nduration = \"1s\"\n[host]\nram = \"1GiB\"\nfragmented_zone = \"DMA32\"\n\
+         fragment_stride = {stride}\n\
+         [[workload]]\nname = \"a\"\n[workload.anon]\nsize = \"64MiB\"\npasses = 2\n"
+    ))
+}
+
+#[test]
+fn an_aged_zone_never_holds_a_block_of_its_stride() {
+    for (stride, order) in [(8u32, 3usize), (512, 9)] {
+        let out = go(&aged(stride), None);
+        let blocks = buddy(&out, "DMA32");
+        // Nothing at or above the stride's order, and the order just below it is plentiful.
+        assert!(
+            blocks[order..].iter().all(|&n| n == 0),
+            "stride {stride}: {blocks:?}"
+        );
+        // One page in every `stride` is pinned: free is at most managed * (1 - 1/stride), and
+        // each pinned page leaves one free block of the order just below beside it.
+        let z = zone_summary(&out, "DMA32");
+        let (managed, free) = (
+            z["managed"].as_u64().unwrap(),
+            z["free_at_end"].as_u64().unwrap(),
+        );
+        let pinned = managed / stride as u64;
+        assert!(
+            blocks[order - 1] + 20 >= pinned,
+            "stride {stride}: {blocks:?}, {pinned} pinned"
+        );
+        assert!(
+            free <= managed - pinned,
+            "stride {stride}: {free} free of {managed}"
+        );
+        // DMA is untouched: its top-order blocks are all there.
+        assert!(buddy(&out, "DMA")[10] > 0);
+    }
+}
+
+#[test]
+fn an_aged_zone_is_only_the_zone_named() {
+    let text = "[sim]\nduration = \"1s\"\n[host]\nram = \"1GiB\"\n\
+                [[workload]]\nname = \"a\"\n[workload.anon]\nsize = \"64MiB\"\npasses = 2\n";
+    let out = go(&scenario(text), None);
+    assert!(buddy(&out, "DMA32")[10] > 100, "{}", out.buddyinfo);
+}
+
+fn slab(lifetimes: &str, seed_text: u64) -> Scenario {
+    scenario(&format!(
+        "[sim]\nseed = {seed_text}\nduration = \"10s\"\n[host]\nram = \"512MiB\"\n\
+         [[workload]]\nname = \"slab\"\nduration = \"20s\"\n[workload.highorder]\norder = 0\n\
+         gfp = \"kernel\"\nrate = 1000\nlifetime = \"1s\"\nlifetimes = \"{lifetimes}\"\n"
+    ))
+}
+
+/// Pages held by kernel allocations when the run stops at 10 s, before the stream ends (its
+/// live blocks).
+fn held(out: &RunOutput) -> u64 {
+    let s: serde_json::Value = serde_json::from_str(&out.summary_json).unwrap();
+    s["zones"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|z| z["managed"].as_u64().unwrap() - z["free_at_end"].as_u64().unwrap())
+        .sum()
+}
+
+#[test]
+fn fixed_lifetimes_hold_rate_times_lifetime() {
+    let out = go(&slab("fixed", 1), None);
+    // 1000/s for 1 s: 1000 blocks alive (the boundary one at most once more).
+    let live = held(&out);
+    assert!((1000..=1001).contains(&live), "{live}");
+}
+
+#[test]
+fn exponential_lifetimes_hold_the_same_mean_but_vary_by_seed() {
+    let a = go(&slab("exponential", 1), None);
+    let b = go(&slab("exponential", 1), None);
+    let c = go(&slab("exponential", 2), None);
+    assert_eq!(a.summary_json, b.summary_json, "same seed, different result");
+    assert_eq!(a.buddyinfo, b.buddyinfo);
+    assert_ne!(a.buddyinfo, c.buddyinfo, "the seed does not reach the lifetimes");
+    // Little's law: about rate x mean lifetime = 1000 alive; Poisson spread is about 32.
+    for out in [&a, &c] {
+        let live = held(out);
+        assert!((850..=1150).contains(&live), "{live}");
+    }
+}
+
+#[test]
+fn exponential_lifetimes_leave_survivors_that_split_free_memory() {
+    // Freed in allocation order, the blocks merge back; freed at random, the survivors keep
+    // their neighbourhood split: more small free blocks at the end.
+    let small = |out: &RunOutput| -> u64 {
+        buddy(out, "DMA32")[..3].iter().sum()
+    };
+    let fixed = go(&slab("fixed", 1), None);
+    let expo = go(&slab("exponential", 1), None);
+    assert!(
+        small(&expo) > 2 * small(&fixed).max(1),
+        "fixed {:?} exponential {:?}",
+        buddy(&fixed, "DMA32"),
+        buddy(&expo, "DMA32")
+    );
+}

@@ -1,0 +1,135 @@
+"""``reclaimlab reproduce kswapd-highorder`` from real simulation runs: the direction and size of
+each effect seed 004 describes, read from the runs' own counters (not from the report's
+verdicts), plus resumption, determinism, and the checks' ability to fail."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from reclaimlab import cli
+from reclaimlab.compare import load_run
+from reclaimlab.experiments import kswapd_highorder as exp
+
+
+@pytest.fixture(scope="module")
+def repro(tmp_path_factory):
+    out = tmp_path_factory.mktemp("repro")
+    rc = cli.main(["reproduce", "kswapd-highorder", "--out", str(out)])
+    root = out / "kswapd-highorder"
+    runs = {
+        (s.key, policy): load_run(root / s.key / policy)
+        for s in exp.SITUATIONS
+        for _, policy in s.policies
+    }
+    return rc, out, root, runs
+
+
+def head(run, key):
+    return run.summary["headline"][key]
+
+
+def test_every_check_passes(repro):
+    rc, _, root, _ = repro
+    report = (root / "report.md").read_text()
+    assert rc == 0, report
+    assert "FAIL" not in report
+    assert report.count("PASS") == 8
+
+
+def test_a_any_zone_rule_halves_kswapd_work(repro):
+    _, _, _, runs = repro
+    old, new = runs["a", "v2.6.36"], runs["a", "v2.6.38"]
+    assert head(new, "pgsteal_kswapd") <= 0.5 * head(old, "pgsteal_kswapd")
+    assert head(new, "kswapd_awake_ms") <= 0.5 * head(old, "kswapd_awake_ms")
+    # 2.6.36 reclaims far beyond need: over a million pages against a 10 MiB/s stream.
+    assert head(old, "pgsteal_kswapd") > 1_000_000
+    # The 25 % rule behaves as the any-zone rule here: Normal is 94 % of the node.
+    assert head(runs["a", "v3.0"], "pgsteal_kswapd") == head(new, "pgsteal_kswapd")
+
+
+def test_a_free_memory_ends_near_the_high_watermarks(repro):
+    _, _, _, runs = repro
+
+    def excess(run):
+        return sum(max(0, z["free_at_end"] - z["high"]) for z in run.summary["zones"])
+
+    old, new = runs["a", "v2.6.36"], runs["a", "v2.6.38"]
+    # "Free memory never fully used": gigabytes above high under 2.6.36.
+    assert excess(old) > 1_000_000 > 10 * excess(new)
+    for run in (old, new, runs["a", "v3.0"]):
+        for z in run.summary["zones"]:
+            assert z["free_at_end"] >= z["min"], (run.path, z)
+
+
+def test_a_the_small_zone_never_balances_at_order_3(repro):
+    _, _, _, runs = repro
+    buddy = (runs["a", "v2.6.36"].path / "buddyinfo").read_text()
+    dma32 = next(line for line in buddy.splitlines() if " DMA32 " in line)
+    assert [int(n) for n in dma32.split()[7:]] == [0] * 8
+
+
+def test_b_postmark_totals_within_a_few_percent(repro):
+    _, _, _, runs = repro
+    old, new = runs["b", "v2.6.36"], runs["b", "v2.6.38"]
+    for key in ("pgscan_kswapd", "pgsteal_kswapd"):
+        assert head(old, key) > 100_000, key
+        assert abs(head(new, key) / head(old, key) - 1) <= 0.05, key
+
+
+def test_b_report_sets_our_figures_beside_the_threads(repro):
+    _, _, root, runs = repro
+    report = (root / "report.md").read_text()
+    row = next(l for l in report.splitlines() if l.startswith("| Kswapd pages scanned | 34,690,766"))
+    ours = f"{head(runs['b', 'v2.6.36'], 'pgscan_kswapd'):,}"
+    assert ours in row
+
+
+def test_c_quarter_rule_keeps_balancing_past_a_balanced_dma(repro):
+    _, _, _, runs = repro
+    anyz, quarter, v61 = runs["c", "v2.6.38"], runs["c", "v3.0"], runs["c", "v6.1"]
+    assert head(quarter, "pgsteal_kswapd") >= 2 * head(anyz, "pgsteal_kswapd") > 0
+    # 6.1 counts DMA's lowmem_reserve, so DMA cannot balance the node on its own either.
+    assert head(v61, "pgsteal_kswapd") >= 2 * head(anyz, "pgsteal_kswapd")
+    # DMA is balanced at order 3 throughout: its top-order blocks are untouched.
+    buddy = (anyz.path / "buddyinfo").read_text()
+    dma = next(line for line in buddy.splitlines() if " DMA " in line)
+    assert int(dma.split()[-1]) >= 3
+
+
+def test_rerun_reuses_results_and_reports_the_same(repro, capsys):
+    _, out, root, _ = repro
+    first = (root / "report.md").read_text()
+    assert cli.main(["reproduce", "kswapd-highorder", "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert err.count("up to date") == 8, err
+    second = (root / "report.md").read_text()
+    # Everything but the wall-time line is identical.
+    strip = lambda t: [l for l in t.splitlines() if "wall time" not in l]
+    assert strip(first) == strip(second)
+
+
+def test_postmark_trace_is_deterministic(tmp_path):
+    a, b, c = tmp_path / "a", tmp_path / "b", tmp_path / "c"
+    exp.write_postmark_trace(a, 1)
+    exp.write_postmark_trace(b, 1)
+    exp.write_postmark_trace(c, 2)
+    assert a.read_bytes() == b.read_bytes() != c.read_bytes()
+    assert a.stat().st_size == 24 * exp.POSTMARK_RECORDS
+
+
+def test_checks_fail_when_the_effect_is_absent(repro):
+    _, _, _, runs = repro
+    same = {"v2.6.36": runs["a", "v2.6.36"], "v2.6.38": runs["a", "v2.6.36"], "v3.0": runs["a", "v3.0"]}
+    verdicts = [c.passed for c in exp.checks_a(same)]
+    assert verdicts[:3] == [False, False, False]
+    swapped = {"v2.6.38": runs["c", "v3.0"], "v3.0": runs["c", "v2.6.38"]}
+    assert not any(c.passed for c in exp.checks_c(swapped))
+
+
+def test_unknown_situation_is_a_clear_error(tmp_path, capsys):
+    rc = cli.main(["reproduce", "kswapd-highorder", "--out", str(tmp_path), "--only", "a,z"])
+    assert rc == 2
+    err = capsys.readouterr().err
+    assert "no situation z" in err and "a, b, c" in err
