@@ -317,7 +317,7 @@ impl Thread {
                     } else {
                         h.lifetime_ns
                     };
-                    let free_at = now + self.ctx.cost_ns + life;
+                    let free_at = (now + self.ctx.cost_ns).saturating_add(life);
                     h.live.push(Reverse((free_at, h.stats.attempts, pfn)));
                     h.stats.succeeded += 1;
                 }
