@@ -122,9 +122,15 @@ fn exponential_lifetimes_hold_the_same_mean_but_vary_by_seed() {
     let a = go(&slab("exponential", 1), None);
     let b = go(&slab("exponential", 1), None);
     let c = go(&slab("exponential", 2), None);
-    assert_eq!(a.summary_json, b.summary_json, "same seed, different result");
+    assert_eq!(
+        a.summary_json, b.summary_json,
+        "same seed, different result"
+    );
     assert_eq!(a.buddyinfo, b.buddyinfo);
-    assert_ne!(a.buddyinfo, c.buddyinfo, "the seed does not reach the lifetimes");
+    assert_ne!(
+        a.buddyinfo, c.buddyinfo,
+        "the seed does not reach the lifetimes"
+    );
     // Little's law: about rate x mean lifetime = 1000 alive; Poisson spread is about 32.
     for out in [&a, &c] {
         let live = held(out);
@@ -136,9 +142,7 @@ fn exponential_lifetimes_hold_the_same_mean_but_vary_by_seed() {
 fn exponential_lifetimes_leave_survivors_that_split_free_memory() {
     // Freed in allocation order, the blocks merge back; freed at random, the survivors keep
     // their neighbourhood split: more small free blocks at the end.
-    let small = |out: &RunOutput| -> u64 {
-        buddy(out, "DMA32")[..3].iter().sum()
-    };
+    let small = |out: &RunOutput| -> u64 { buddy(out, "DMA32")[..3].iter().sum() };
     let fixed = go(&slab("fixed", 1), None);
     let expo = go(&slab("exponential", 1), None);
     assert!(

@@ -908,7 +908,10 @@ fn parse_host(ctx: &Ctx, t: &Table, out: &mut HostConfig) -> Res<()> {
         let v = f.uint_in(ctx, 2, 1024, " (pages per pinned page)")?;
         if !v.is_power_of_two() {
             return Err(f
-                .err(ctx, format!("fragment_stride must be a power of two, not {v}"))
+                .err(
+                    ctx,
+                    format!("fragment_stride must be a power of two, not {v}"),
+                )
                 .with_help("use 8 to forbid order-3 blocks, 512 to forbid huge pages"));
         }
         out.fragment_stride = v as u32;

@@ -98,7 +98,10 @@ pub fn to_toml(s: &Scenario) -> String {
             string(crate::mm::ZONE_NAMES[z]),
             "aged zone: one unmovable page pinned in every fragment_stride pages",
         ),
-        None => w.unset("fragmented_zone", "aged zone (DMA, DMA32 or Normal); unset: none"),
+        None => w.unset(
+            "fragmented_zone",
+            "aged zone (DMA, DMA32 or Normal); unset: none",
+        ),
     }
     w.kv(
         "fragment_stride",
