@@ -39,7 +39,7 @@ import json
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -416,12 +416,16 @@ def render_text(columns: list[Column]) -> str:
     return "\n".join(out) + "\n"
 
 
-def render_markdown(columns: list[Column]) -> str:
+def render_markdown(columns: list[Column], titles: Collection[str] | None = None) -> str:
+    """The comparison as Markdown; only the sections named in ``titles``, if given."""
+
     def md(text: str) -> str:
         return text.replace("|", "\\|").replace("*", "\\*")
 
     out = [f"_{md(n)}_" for n in notes(columns)]
     for title, rows in build(columns):
+        if titles is not None and title not in titles:
+            continue
         out += ["", f"### {title}", ""]
         out.append("| | " + " | ".join(md(c.label) for c in columns) + " |")
         out.append("|---|" + "---:|" * len(columns))

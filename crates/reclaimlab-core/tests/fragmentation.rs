@@ -89,6 +89,26 @@ fn an_aged_zone_is_only_the_zone_named() {
     assert!(buddy(&out, "DMA32")[10] > 100, "{}", out.buddyinfo);
 }
 
+#[test]
+fn aging_a_zone_the_host_lacks_is_a_clear_error() {
+    // 1 GiB on q35 is all below 4 GiB: DMA and DMA32 only.
+    let scn = scenario(
+        "[host]\nram = \"1GiB\"\nfragmented_zone = \"Normal\"\n\
+         [[workload]]\nname = \"a\"\n[workload.anon]\nsize = \"64MiB\"\n",
+    );
+    let opts = RunOptions {
+        seed: None,
+        invariants: InvariantMode::Off,
+        trace: None,
+    };
+    let err = run(&scn, &opts, &mut |_, _| true).expect_err("no Normal zone to age");
+    let msg = err.to_string();
+    assert!(
+        msg.contains("fragmented_zone") && msg.contains("no Normal zone"),
+        "{msg}"
+    );
+}
+
 fn slab(lifetimes: &str, seed_text: u64) -> Scenario {
     scenario(&format!(
         "[sim]\nseed = {seed_text}\nduration = \"10s\"\n[host]\nram = \"512MiB\"\n\

@@ -13,9 +13,19 @@ import time
 from pathlib import Path
 
 from .. import api
-from ..compare import Column, build, format_cell, load_run
+from ..compare import (
+    Cell,
+    Column,
+    change_percent,
+    format_cell,
+    format_value,
+    load_run,
+    render_markdown,
+    unit,
+)
 from ..experiments import EXPERIMENTS
 from ..output import write_text_atomic
+from ..tables import markdown_table
 from . import CliError
 from ._common import seed_arg
 from .examples import is_up_to_date, read_summary
@@ -49,53 +59,21 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "and the traces take gigabytes")
 
 
-def _md_table(headers: list[str], rows: list[list[str]]) -> list[str]:
-    out = ["| " + " | ".join(headers) + " |", "|---|" + "---:|" * (len(headers) - 1)]
-    out += ["| " + " | ".join(r) + " |" for r in rows]
-    return out
-
-
-def _ours_table(columns: list[Column]) -> list[str]:
-    out = []
-    for title, rows in build(columns):
-        if title not in SECTIONS:
-            continue
-        table = []
-        for r in rows:
-            if r.label:
-                cells = [format_cell(c, i == 0, r.unit) for i, c in enumerate(r.cells)]
-                table.append([r.label] + cells)
-        out += ["", f"**{title}**", ""] + _md_table([""] + [c.label for c in columns], table)
-    return out
-
-
-def _fmt(v: float | None) -> str:
-    if v is None:
-        return "-"
-    if float(v).is_integer():
-        return f"{int(v):,}"
-    return f"{v:,.2f}"
-
-
-def _pct(a: float | None, b: float | None) -> str:
-    if a is None or b is None:
-        return ""
-    if a == 0:
-        return "" if b == 0 else "(new)"
-    return f"({100 * (b / a - 1):+.2f}%)"
-
-
-def _thread_table(thread: dict, columns: list[Column], row_of) -> list[str]:
-    """The thread's two columns beside our first two, row by row."""
+def _thread_table(thread: dict, columns: list[Column], row_of) -> str:
+    """The thread's two columns beside our first two, row by row, formatted as our tables are."""
     base, new = columns[0], columns[1]
+
+    def pair(old: float | None, now: float | None, u: str) -> list[str]:
+        later = Cell(now, change_percent(old, now))
+        return [format_value(old, u), format_cell(later, False, u)]
+
     rows = []
     for label, (t_old, t_new) in thread.items():
-        ours = row_of(label)
-        o_old, o_new = base.value(ours), new.value(ours)
-        rows.append([label, _fmt(t_old), f"{_fmt(t_new)} {_pct(t_old, t_new)}",
-                     _fmt(o_old), f"{_fmt(o_new)} {_pct(o_old, o_new)}"])
-    return _md_table(["", f"thread {base.label}", f"thread {new.label}",
-                      f"reclaimlab {base.label}", f"reclaimlab {new.label}"], rows)
+        u, ours = unit(label), row_of(label)
+        rows.append([label, *pair(t_old, t_new, u), *pair(base.value(ours), new.value(ours), u)])
+    headers = ["", f"thread {base.label}", f"thread {new.label}",
+               f"reclaimlab {base.label}", f"reclaimlab {new.label}"]
+    return markdown_table(headers, rows)
 
 
 def main(args: argparse.Namespace) -> int:
@@ -138,8 +116,8 @@ def main(args: argparse.Namespace) -> int:
         report += [f"## {sit.title}", "", sit.story]
         if sit.thread:
             report += ["", "**Beside the thread's published figures**", ""]
-            report += _thread_table(sit.thread, columns, exp.our_row)
-        report += _ours_table(columns)
+            report.append(_thread_table(sit.thread, columns, exp.our_row))
+        report += ["", render_markdown(columns, SECTIONS)]
         report += ["", "**Checks**", ""]
         for c in checks:
             failed += not c.passed

@@ -258,6 +258,13 @@ impl Node {
         };
         let reserve = watermark::setup_lowmem_reserve(&managed, &scn.sysctl.lowmem_reserve_ratio);
 
+        if let Some(z) = scn.host.fragmented_zone.filter(|&z| managed[z] == 0) {
+            let name = super::ZONE_NAMES[z];
+            return Err(format!(
+                "host.fragmented_zone = \"{name}\", but this host has no {name} zone; \
+                 name a zone it has (see its zoneinfo) or change ram/lowmem"
+            ));
+        }
         let zones: [Zone; MAX_NR_ZONES] = std::array::from_fn(|z| {
             let start = base[z] as u32;
             let end = (base[z] + managed[z]) as u32;

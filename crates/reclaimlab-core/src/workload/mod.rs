@@ -487,13 +487,7 @@ impl Thread {
         let mut n = 0;
         loop {
             if self.pass >= self.passes {
-                let t = now + self.ctx.cost_ns;
-                if self.hold_ns > 0 {
-                    self.phase = Phase::Holding;
-                    return self.yield_at(t + self.hold_ns);
-                }
-                self.stop(t, false);
-                return Step::Finished;
+                return self.end_of_passes(now + self.ctx.cost_ns);
             }
             let (vp, write) = self.next_access(&node.pte);
             let r = if is_file {
@@ -523,13 +517,7 @@ impl Thread {
         let mut n = 0;
         loop {
             if self.pass >= self.passes {
-                let t = now + self.ctx.cost_ns;
-                if self.hold_ns > 0 {
-                    self.phase = Phase::Holding;
-                    return self.yield_at(t + self.hold_ns);
-                }
-                self.stop(t, false);
-                return Step::Finished;
+                return self.end_of_passes(now + self.ctx.cost_ns);
             }
             let Kind::Trace { replay, think_ns } = &mut self.kind else {
                 unreachable!("step_trace on a trace thread only");
@@ -607,6 +595,16 @@ impl Thread {
             self.pos = 0;
             self.pass += 1;
         }
+    }
+
+    /// Every pass is done at `t`: hold the memory for `hold_ns` if asked, else exit.
+    fn end_of_passes(&mut self, t: u64) -> Step {
+        if self.hold_ns > 0 {
+            self.phase = Phase::Holding;
+            return self.yield_at(t + self.hold_ns);
+        }
+        self.stop(t, false);
+        Step::Finished
     }
 
     fn yield_at(&mut self, t: u64) -> Step {
