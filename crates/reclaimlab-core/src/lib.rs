@@ -15,6 +15,7 @@ pub mod cachesim;
 pub mod engine;
 pub mod mm;
 pub mod observe;
+pub mod policy;
 pub mod reclaim;
 pub mod scenario;
 pub mod sim;

@@ -291,7 +291,10 @@ impl<'a> Sim<'a> {
             q,
             actors,
             node,
-            kswapd: Kswapd::new(),
+            kswapd: Kswapd::new(
+                crate::policy::kswapd_loop::SWITCH.make(scn.policy.choices.get("kswapd_loop")),
+                crate::policy::kcompactd::SWITCH.make(scn.policy.choices.get("kcompactd")),
+            ),
             kswapd_id,
             swapio_id,
             diskio_id,

@@ -237,15 +237,18 @@ fn zoneinfo_host_reproduces_the_captured_watermarks() {
 }
 
 #[test]
-fn every_kswapd_balance_variant_runs_and_holds_invariants() {
-    use reclaimlab_core::scenario::KswapdBalance;
-    for rule in KswapdBalance::ALL {
-        let mut s = small("anon-overcommit-swap");
-        s.policy.kswapd_balance = rule;
-        let out = go(&s, None, InvariantMode::Periodic(64));
-        assert!(counter(&out, "pswpout") > 0, "{}", rule.name());
-        assert_eq!(counter(&out, "oom_kill"), 0, "{}", rule.name());
-        assert!(counter(&out, "pageoutrun") > 0, "{}", rule.name());
+fn every_policy_variant_runs_and_holds_invariants() {
+    // Each variant of each switch, the others at their defaults (and presets).
+    for sw in reclaimlab_core::policy::switches() {
+        for v in sw.variants() {
+            let mut s = small("anon-overcommit-swap");
+            s.policy.choices = reclaimlab_core::policy::Choices::resolve(&[(sw.name(), v.name)]);
+            let out = go(&s, None, InvariantMode::Periodic(64));
+            let what = format!("{} = {}", sw.name(), v.name);
+            assert!(counter(&out, "pswpout") > 0, "{what}");
+            assert_eq!(counter(&out, "oom_kill"), 0, "{what}");
+            assert!(counter(&out, "pageoutrun") > 0, "{what}");
+        }
     }
 }
 

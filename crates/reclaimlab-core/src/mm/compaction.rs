@@ -88,7 +88,7 @@ impl Node {
         flags: u32,
     ) -> CompactResult {
         let zone = &self.zones[z];
-        if zone.watermark_ok(order, mark, hz, flags) {
+        if self.policy.wmark_check.ok(zone, order, mark, hz, flags) {
             return CompactResult::Success;
         }
         let wm = if order > PAGE_ALLOC_COSTLY_ORDER {

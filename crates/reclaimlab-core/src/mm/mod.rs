@@ -9,6 +9,7 @@ pub mod layout;
 pub mod lru;
 pub mod node;
 pub mod page_alloc;
+pub mod policy;
 pub mod swap;
 pub mod watermark;
 pub mod zone;

@@ -51,8 +51,6 @@ const SHADOW_AGE_MASK: u32 = 0x7fff_ffff;
 /// Kernel tick rate; timeouts written in jiffies use it (core-mm §0: Debian uses 250).
 pub const HZ: u64 = 250;
 pub const JIFFY_NS: u64 = 1_000_000_000 / HZ;
-/// The 2.6.3x cap on the default min_free_kbytes (6.1's is 256 MiB).
-pub const LEGACY_MIN_FREE_KBYTES_CAP: u64 = 65_536;
 /// kswapd0's pid in traces; workload threads get `FIRST_TASK_PID + thread index`.
 pub const KSWAPD_PID: u32 = 70;
 pub const FIRST_TASK_PID: u32 = 1000;
@@ -162,7 +160,13 @@ pub struct NodeConfig {
     pub readahead_pages: u64,
     pub dirty_ratio: u64,
     pub dirty_background_ratio: u64,
-    pub kswapd_balance: crate::scenario::KswapdBalance,
+}
+
+/// The policy variants the memory model consults (`[policy]`, built from the registry).
+#[derive(Debug)]
+pub struct MachinePolicies {
+    pub balance: Box<dyn super::policy::PgdatBalanced>,
+    pub wmark_check: Box<dyn super::policy::WatermarkCheck>,
 }
 
 #[derive(Debug)]
@@ -183,6 +187,7 @@ pub struct Node {
     pub regions: Vec<Region>,
     pub tasks: Vec<TaskMm>,
     pub cfg: NodeConfig,
+    pub policy: MachinePolicies,
     pub min_free_kbytes: u64,
     /// Current simulated time (set by the simulation loop before each actor step).
     pub now: u64,
@@ -235,27 +240,18 @@ impl Node {
         let mut frames = Frames::new(nframes);
         let pageblock_mt = vec![MIGRATE_MOVABLE as u8; nframes.div_ceil(1 << PAGEBLOCK_ORDER)];
 
-        // The 2.6.3x policies run with their era's watermarks: min_free_kbytes from the sqrt
-        // rule alone (capped at 64 MiB, no THP floor) and low/high = min + min/4, min + min/2
-        // on present pages, checked with the per-order test (core-mm §2.1, §2.2, §2.5 [HIST:G]).
-        let legacy = scn.policy.kswapd_balance != crate::scenario::KswapdBalance::V6_1;
-        let min_free_kbytes = scn.sysctl.min_free_kbytes.unwrap_or_else(|| {
-            if legacy {
-                return watermark::min_free_kbytes_sqrt(&managed).min(LEGACY_MIN_FREE_KBYTES_CAP);
-            }
-            // Small guests boot with THP off, so the THP floor applies only above 512 MiB.
-            let thp = scn.host.thp && watermark::thp_enabled_by_default(&managed);
-            watermark::min_free_kbytes_default(&managed, thp)
-        });
-        let wm = if legacy {
-            watermark::setup_per_zone_wmarks_legacy(&layout.present(), min_free_kbytes)
-        } else {
-            watermark::setup_per_zone_wmarks(
-                &managed,
-                min_free_kbytes,
-                scn.sysctl.watermark_scale_factor,
-            )
-        };
+        let choices = &scn.policy.choices;
+        let setup = crate::policy::watermarks::SWITCH.make(choices.get("watermarks"));
+        let min_free_kbytes = scn
+            .sysctl
+            .min_free_kbytes
+            .unwrap_or_else(|| setup.min_free_kbytes_default(&managed, scn.host.thp));
+        let wm = setup.setup(
+            &managed,
+            &layout.present(),
+            min_free_kbytes,
+            scn.sysctl.watermark_scale_factor,
+        );
         let reserve = watermark::setup_lowmem_reserve(&managed, &scn.sysctl.lowmem_reserve_ratio);
 
         if let Some(z) = scn.host.fragmented_zone.filter(|&z| managed[z] == 0) {
@@ -299,7 +295,6 @@ impl Node {
                 lowmem_reserve: reserve[z],
                 nr_reserved_highatomic: 0,
                 numa_hit: 0,
-                legacy_check: legacy,
             }
         });
 
@@ -341,7 +336,11 @@ impl Node {
                 readahead_pages: scn.disk.readahead_pages.max(1),
                 dirty_ratio: scn.writeback.dirty_ratio,
                 dirty_background_ratio: scn.writeback.dirty_background_ratio,
-                kswapd_balance: scn.policy.kswapd_balance,
+            },
+            policy: MachinePolicies {
+                balance: crate::policy::kswapd_balance::SWITCH.make(choices.get("kswapd_balance")),
+                wmark_check: crate::policy::watermark_check::SWITCH
+                    .make(choices.get("watermark_check")),
             },
             min_free_kbytes,
             now: 0,

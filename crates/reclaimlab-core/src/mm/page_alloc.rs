@@ -35,7 +35,9 @@ impl Node {
                 continue;
             }
             let mark = zone.wmark_pages(flags & ALLOC_WMARK_MASK);
-            if flags & ALLOC_NO_WATERMARKS == 0 && !zone.watermark_ok(order, mark, hz, flags) {
+            if flags & ALLOC_NO_WATERMARKS == 0
+                && !self.policy.wmark_check.ok(zone, order, mark, hz, flags)
+            {
                 continue;
             }
             let zone = &mut self.zones[z];

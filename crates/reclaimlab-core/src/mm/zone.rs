@@ -18,8 +18,6 @@ pub struct Zone {
     pub nr_reserved_highatomic: u64,
     /// NUMA counters of the zone (single node: every allocation is a local hit).
     pub numa_hit: u64,
-    /// Use the pre-4.4 per-order watermark test (historical kswapd policies emulate their era).
-    pub legacy_check: bool,
 }
 
 impl Zone {
@@ -58,37 +56,5 @@ impl Zone {
             watermark::alloc_flags::ALLOC_WMARK_LOW => self.low_wmark_pages(),
             _ => self.high_wmark_pages(),
         }
-    }
-
-    /// `zone_watermark_ok` on this zone's exact free counts: 6.1's test, or the old per-order
-    /// one (with the old reserve scaling for __GFP_HIGH and atomic callers) in legacy mode.
-    #[inline]
-    pub fn watermark_ok(&self, order: u32, mark: u64, highest_zoneidx: usize, flags: u32) -> bool {
-        if self.legacy_check {
-            use watermark::alloc_flags::{ALLOC_MIN_RESERVE, ALLOC_NON_BLOCK};
-            let mut mark = mark;
-            if flags & ALLOC_MIN_RESERVE != 0 {
-                mark -= mark / 2;
-            }
-            if flags & ALLOC_NON_BLOCK != 0 {
-                mark -= mark / 4;
-            }
-            return watermark::zone_watermark_ok_legacy(
-                self.free_pages() as i64,
-                &self.free_area.nr_free,
-                self.lowmem_reserve[highest_zoneidx],
-                order,
-                mark,
-            );
-        }
-        watermark::zone_watermark_ok(
-            self.free_pages() as i64,
-            &self.free_area.nr_free,
-            self.nr_reserved_highatomic,
-            self.lowmem_reserve[highest_zoneidx],
-            order,
-            mark,
-            flags,
-        )
     }
 }

@@ -10,7 +10,7 @@ use crate::mm::gfp::GFP_KERNEL;
 use crate::mm::node::Node;
 use crate::mm::MAX_NR_ZONES;
 use crate::observe::vmstat::VmEvent;
-use crate::scenario::{KswapdBalance, NS_PER_MS};
+use crate::scenario::NS_PER_MS;
 
 /// kswapd's nap before a full sleep: HZ/10.
 pub const KSWAPD_NAP_NS: u64 = 100 * NS_PER_MS;
@@ -19,6 +19,20 @@ pub const WRITEBACK_THROTTLE_NS: u64 = 100 * NS_PER_MS;
 /// Fixed CPU cost of one balance_pgdat iteration besides the pages it scans (watermark checks,
 /// lock round trips). An abstraction; it keeps an iteration that scans nothing from being free.
 pub const BALANCE_ITERATION_NS: u64 = 1_000;
+
+/// `[policy] kswapd_loop` (variants in `crate::policy::kswapd_loop`).
+pub trait KswapdLoop: std::fmt::Debug {
+    /// Go on at order 0 once a pass has reclaimed `compact_gap(order)` pages (6.1).
+    fn order_zero_after_compact_gap(&self) -> bool;
+    /// Restart an unbalanced priority sweep at DEF_PRIORITY (`loop_again`, 2.6.3x).
+    fn restart_unbalanced_sweep(&self) -> bool;
+}
+
+/// `[policy] kcompactd` (variants in `crate::policy::kcompactd`).
+pub trait KcompactdPolicy: std::fmt::Debug {
+    /// Does kswapd wake kcompactd for the order it was asked for before it naps?
+    fn woken_by_kswapd(&self) -> bool;
+}
 
 #[derive(Debug, Clone)]
 struct BalanceRun {
@@ -61,9 +75,11 @@ pub enum Next {
     Sleep,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Kswapd {
     state: State,
+    looping: Box<dyn KswapdLoop>,
+    kcompactd: Box<dyn KcompactdPolicy>,
     /// When the current awake period began (`kswapd_wake` after a `kswapd_sleep`).
     awake_since: Option<u64>,
     /// Total time from a wake to the following full sleep (the trace script's "time awake").
@@ -77,20 +93,16 @@ pub struct Kswapd {
     pub sleep_events: u64,
 }
 
-impl Default for Kswapd {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 impl Kswapd {
     /// kswapd starts fully asleep (the host has settled before the scenario begins); the
     /// node must be marked waiting (`KswapdNode::waiting`) to match.
-    pub fn new() -> Kswapd {
+    pub fn new(looping: Box<dyn KswapdLoop>, kcompactd: Box<dyn KcompactdPolicy>) -> Kswapd {
         Kswapd {
             state: State::Asleep {
                 hz: MAX_NR_ZONES - 1,
             },
+            looping,
+            kcompactd,
             awake_since: None,
             awake_ns: 0,
             wake_events: 0,
@@ -140,7 +152,7 @@ impl Kswapd {
                 if self.prepare_kswapd_sleep(node, reclaim_order, hz) {
                     // Hand the original high-order request to kcompactd (6.1; the 2.6.3x
                     // kernels had no kcompactd and relied on lumpy reclaim).
-                    if node.cfg.kswapd_balance == KswapdBalance::V6_1 {
+                    if self.kcompactd.woken_by_kswapd() {
                         node.wakeup_kcompactd(alloc_order, hz);
                     }
                     self.state = State::Napping {
@@ -284,8 +296,8 @@ impl Kswapd {
             sc.may_writepage = true;
         }
         sc.nr_scanned = 0;
-        let rule = node.cfg.kswapd_balance;
-        if kswapd_shrink_node(node, sc, rule) {
+        let order_zero = self.looping.order_zero_after_compact_gap();
+        if kswapd_shrink_node(node, sc, order_zero) {
             raise_priority = false;
         }
         let delta = sc.nr_reclaimed - reclaimed_before;
@@ -300,7 +312,7 @@ impl Kswapd {
         let immediate = sc.nr.immediate > 0;
         let elapsed = sc.cost_ns + BALANCE_ITERATION_NS;
         if done {
-            if rule != KswapdBalance::V6_1 && sc.nr_reclaimed > run.sweep_start {
+            if self.looping.restart_unbalanced_sweep() && sc.nr_reclaimed > run.sweep_start {
                 // 2.6.3x `loop_again`: still unbalanced after a whole sweep, so start over at
                 // DEF_PRIORITY; a sweep that freed under SWAP_CLUSTER_MAX pages gives up on the
                 // order. Each restart counts as a pageoutrun, as in those kernels.
@@ -364,15 +376,15 @@ impl Kswapd {
 }
 
 /// `kswapd_shrink_node`: reclaim toward the sum of high watermarks; says whether enough was
-/// scanned at this priority. Only 6.1 drops to order 0 once `compact_gap` pages are free (it
-/// leaves the high-order block to kcompactd); the 2.6.3x kernels kept reclaiming at the order.
-fn kswapd_shrink_node(node: &mut Node, sc: &mut ScanControl, rule: KswapdBalance) -> bool {
+/// scanned at this priority. With `order_zero` (6.1) kswapd drops to order 0 once
+/// `compact_gap` pages are free, leaving the high-order block to kcompactd.
+fn kswapd_shrink_node(node: &mut Node, sc: &mut ScanControl, order_zero: bool) -> bool {
     sc.nr_to_reclaim = (0..=sc.reclaim_idx.min(MAX_NR_ZONES - 1))
         .filter(|&z| node.zones[z].is_managed())
         .map(|z| node.zones[z].high_wmark_pages().max(SWAP_CLUSTER_MAX))
         .sum();
     node.shrink_node(sc);
-    if rule == KswapdBalance::V6_1 && sc.order > 0 && sc.nr_reclaimed >= (2u64 << sc.order) {
+    if order_zero && sc.order > 0 && sc.nr_reclaimed >= (2u64 << sc.order) {
         sc.order = 0;
     }
     sc.nr_scanned >= sc.nr_to_reclaim

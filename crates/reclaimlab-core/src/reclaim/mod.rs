@@ -1,7 +1,6 @@
 //! Page reclaim (`mm/vmscan.c`): the scan control, LRU shrinking, direct reclaim, kswapd and
 //! the policy variants of "is the node balanced".
 
-pub mod balance;
 pub mod kswapd;
 pub mod vmscan;
 

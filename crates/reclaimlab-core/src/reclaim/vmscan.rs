@@ -32,6 +32,13 @@ enum FolioRef {
 }
 
 impl Node {
+    /// `pgdat_balanced(order, highest_zoneidx)` under the scenario's `kswapd_balance` rule.
+    pub fn pgdat_balanced(&self, order: u32, hz: usize) -> bool {
+        self.policy
+            .balance
+            .balanced(&self.zones, self.policy.wmark_check.as_ref(), order, hz)
+    }
+
     /// `shrink_node` (core-mm §5.2): one pass over the node's LRU lists (and, later, slab).
     pub fn shrink_node(&mut self, sc: &mut ScanControl) {
         loop {

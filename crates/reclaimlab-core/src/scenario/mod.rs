@@ -284,51 +284,11 @@ impl Default for OomConfig {
     }
 }
 
-/// kswapd's "is the node balanced" rule (see `reclaim::balance` for each one).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum KswapdBalance {
-    /// 2.6.36: all zones balanced at the requested order.
-    V2_6_36,
-    /// 2.6.38 patch 1/5: any suitable zone at the order, plus order-0 on all zones.
-    V2_6_38,
-    /// 2.6.39/3.0: balanced zones hold at least 25 % of the node (up to classzone).
-    V3_0,
-    /// Linux 6.1 `pgdat_balanced`: any eligible zone above high (+ lowmem_reserve) at the order.
-    V6_1,
-}
-
-impl KswapdBalance {
-    pub const NAMES: &'static [&'static str] = &["v2.6.36", "v2.6.38", "v3.0", "v6.1"];
-    pub const ALL: [KswapdBalance; 4] = [
-        KswapdBalance::V2_6_36,
-        KswapdBalance::V2_6_38,
-        KswapdBalance::V3_0,
-        KswapdBalance::V6_1,
-    ];
-    pub fn name(self) -> &'static str {
-        match self {
-            KswapdBalance::V2_6_36 => "v2.6.36",
-            KswapdBalance::V2_6_38 => "v2.6.38",
-            KswapdBalance::V3_0 => "v3.0",
-            KswapdBalance::V6_1 => "v6.1",
-        }
-    }
-    pub fn from_name(s: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|b| b.name() == s)
-    }
-}
-
-#[derive(Debug, Clone, PartialEq)]
+/// `[policy]`: the variant chosen for every switch of the policy registry (`crate::policy`),
+/// defaults and presets resolved.
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct PolicyConfig {
-    pub kswapd_balance: KswapdBalance,
-}
-
-impl Default for PolicyConfig {
-    fn default() -> Self {
-        PolicyConfig {
-            kswapd_balance: KswapdBalance::V6_1,
-        }
-    }
+    pub choices: crate::policy::Choices,
 }
 
 /// One process. It has an anonymous-memory thread, a file-I/O thread and a trace-replay thread,

@@ -21,9 +21,9 @@ use toml_edit::{ImDocument, Item, TableLike, TomlError, Value};
 use super::units::{format_size, parse_bandwidth, parse_duration_ns, parse_size};
 use super::{
     AccessPattern, AnonSpec, Compression, CostModel, DiskDevice, FileOp, FileSpec, HighOrderGfp,
-    HighOrderSpec, HostConfig, KswapdBalance, Lifetimes, MachineType, ObjectSize, OomConfig,
-    PolicyConfig, Scenario, SimConfig, SwapDevice, Sysctl, TraceFormat, TraceKind, TraceSpec,
-    TraceTime, Workload, WritebackConfig, GIB, KIB, MIB,
+    HighOrderSpec, HostConfig, Lifetimes, MachineType, ObjectSize, OomConfig, PolicyConfig,
+    Scenario, SimConfig, SwapDevice, Sysctl, TraceFormat, TraceKind, TraceSpec, TraceTime,
+    Workload, WritebackConfig, GIB, KIB, MIB,
 };
 
 /// A scenario that cannot be used, and where the problem is.
@@ -147,7 +147,6 @@ const DISK_KEYS: &[&str] = &[
 ];
 const WRITEBACK_KEYS: &[&str] = &["dirty_background_ratio", "dirty_ratio"];
 const OOM_KEYS: &[&str] = &["allowed", "reaper_delay"];
-const POLICY_KEYS: &[&str] = &["kswapd_balance"];
 const WORKLOAD_KEYS: &[&str] = &[
     "name",
     "start",
@@ -1160,11 +1159,18 @@ fn parse_oom<'a>(ctx: &Ctx, t: &Table<'a>, out: &mut OomConfig) -> Res<Option<Fi
 }
 
 fn parse_policy(ctx: &Ctx, t: &Table, out: &mut PolicyConfig) -> Res<()> {
-    t.check_keys(ctx, POLICY_KEYS)?;
-    if let Some(f) = t.field("kswapd_balance") {
-        let name = f.choice(ctx, KswapdBalance::NAMES, "kswapd_balance policy")?;
-        out.kswapd_balance = KswapdBalance::from_name(name).expect("KswapdBalance::NAMES entry");
+    let switches = crate::policy::switches();
+    let keys: Vec<&str> = switches.iter().map(|s| s.name()).collect();
+    t.check_keys(ctx, &keys)?;
+    let mut explicit = Vec::new();
+    for s in switches {
+        if let Some(f) = t.field(s.name()) {
+            let names: Vec<&'static str> = s.variants().iter().map(|v| v.name).collect();
+            let name = f.choice(ctx, &names, &format!("{} policy", s.name()))?;
+            explicit.push((s.name(), name));
+        }
     }
+    out.choices = crate::policy::Choices::resolve(&explicit);
     Ok(())
 }
 
@@ -1950,9 +1956,12 @@ file = { size = "8GiB", op = "write", passes = 2, hold = "1min" }
             let s = parse_str(&format!("host.machine = \"{m}\"\n{MINIMAL}"), "t").unwrap();
             assert_eq!(s.host.machine.name(), *m);
         }
-        for k in KswapdBalance::NAMES {
-            let s = parse_str(&format!("policy.kswapd_balance = \"{k}\"\n{MINIMAL}"), "t").unwrap();
-            assert_eq!(s.policy.kswapd_balance.name(), *k);
+        for sw in crate::policy::switches() {
+            for v in sw.variants() {
+                let text = format!("policy.{} = \"{}\"\n{MINIMAL}", sw.name(), v.name);
+                let s = parse_str(&text, "t").unwrap();
+                assert_eq!(s.policy.choices.get(sw.name()), v.name);
+            }
         }
         for p in AccessPattern::NAMES {
             let text = format!(

@@ -222,11 +222,17 @@ pub fn to_toml(s: &Scenario) -> String {
     );
 
     w.table("policy");
-    w.kv(
-        "kswapd_balance",
-        string(s.policy.kswapd_balance.name()),
-        "kswapd's \"node balanced\" rule",
-    );
+    for (sw, (name, variant, _)) in crate::policy::switches()
+        .into_iter()
+        .zip(&s.policy.choices.entries)
+    {
+        // The same comment whether the value was given or preset, so the output round-trips.
+        let doc = match sw.preset() {
+            Some(p) => format!("{}; default follows {}", sw.summary(), p.follows),
+            None => sw.summary().to_string(),
+        };
+        w.kv(name, string(variant), &doc);
+    }
 
     for wl in &s.workloads {
         workload(&mut w, wl);
@@ -566,8 +572,8 @@ mod tests {
     use super::*;
     use crate::scenario::parse::parse_str;
     use crate::scenario::{
-        AnonSpec, Compression, FileSpec, HighOrderGfp, HighOrderSpec, KswapdBalance, Lifetimes,
-        MachineType, ObjectSize, TraceKind, GIB, KIB, MIB, NS_PER_MS, NS_PER_SEC,
+        AnonSpec, Compression, FileSpec, HighOrderGfp, HighOrderSpec, Lifetimes, MachineType,
+        ObjectSize, TraceKind, GIB, KIB, MIB, NS_PER_MS, NS_PER_SEC,
     };
 
     fn round_trip(s: &Scenario) {
@@ -709,7 +715,7 @@ mod tests {
             s.cost = cost;
             s.oom.allowed = true;
             s.oom.reaper_delay_ns = next(NS_PER_SEC);
-            s.policy.kswapd_balance = KswapdBalance::V6_1;
+            s.policy = Default::default();
             for i in 0..1 + next(4) {
                 let mut w = workload(&format!("w{i}"));
                 w.start_ns = next(1 << 40);

@@ -1,0 +1,46 @@
+//! The policy switches the memory model consults. Each is a small trait; the variants, one
+//! file each, live in `crate::policy::<switch>/` and are picked by name from the scenario.
+
+use super::watermark::Watermarks;
+use super::zone::Zone;
+use super::MAX_NR_ZONES;
+
+/// `[policy] watermark_check`: `zone_watermark_ok`, the test every allocation and kswapd's
+/// balance check make against a zone (core-mm §2.5).
+pub trait WatermarkCheck: std::fmt::Debug {
+    /// Does `zone` have enough free memory above `mark` for a block of `order`, for an
+    /// allocation whose highest usable zone is `hz`, with these `alloc_flags`?
+    fn ok(&self, zone: &Zone, order: u32, mark: u64, hz: usize, flags: u32) -> bool;
+}
+
+/// `[policy] watermarks`: how min_free_kbytes defaults and how the per-zone watermarks follow
+/// from it (core-mm §2.1, §2.2).
+pub trait WatermarkSetup: std::fmt::Debug {
+    /// The boot-time `vm.min_free_kbytes` of a machine with these zones; `thp` is whether the
+    /// host has transparent huge pages configured.
+    fn min_free_kbytes_default(&self, managed: &[u64; MAX_NR_ZONES], thp: bool) -> u64;
+    /// Each zone's min/low/high watermarks.
+    fn setup(
+        &self,
+        managed: &[u64; MAX_NR_ZONES],
+        present: &[u64; MAX_NR_ZONES],
+        min_free_kbytes: u64,
+        watermark_scale_factor: u64,
+    ) -> [Watermarks; MAX_NR_ZONES];
+    /// How the default is computed, in words (for `--show-defaults`).
+    fn describe(&self) -> &'static str;
+}
+
+/// `[policy] kswapd_balance`: "is the node balanced?", which lets kswapd stop and sleep and
+/// lets `wakeup_kswapd` skip the wake (core-mm §4.5, §4.8).
+pub trait PgdatBalanced: std::fmt::Debug {
+    /// Balanced for an allocation of `order` whose highest usable zone is `hz`; `check` is the
+    /// machine's `zone_watermark_ok`.
+    fn balanced(
+        &self,
+        zones: &[Zone; MAX_NR_ZONES],
+        check: &dyn WatermarkCheck,
+        order: u32,
+        hz: usize,
+    ) -> bool;
+}

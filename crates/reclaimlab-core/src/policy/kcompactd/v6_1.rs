@@ -1,0 +1,13 @@
+//! 4.6 and later (6.1): before its nap kswapd calls `wakeup_kcompactd` with the order and
+//! classzone it was asked for; kcompactd compacts one pass per wake.
+
+use crate::reclaim::kswapd::KcompactdPolicy;
+
+#[derive(Debug)]
+pub struct WokenByKswapd;
+
+impl KcompactdPolicy for WokenByKswapd {
+    fn woken_by_kswapd(&self) -> bool {
+        true
+    }
+}

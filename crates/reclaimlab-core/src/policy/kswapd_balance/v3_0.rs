@@ -1,0 +1,36 @@
+//! 2.6.39 / 3.0 `pgdat_balanced`: the zones balanced at the order must hold at least a quarter
+//! of the present pages up to the classzone, so a 16 MiB DMA zone can never balance a node on
+//! its own (the reviewer's corner case in seed 004); every zone must still meet order-0 high.
+
+use super::{all_zones_ok, high_ok, populated};
+use crate::mm::policy::{PgdatBalanced, WatermarkCheck};
+use crate::mm::zone::Zone;
+use crate::mm::MAX_NR_ZONES;
+
+#[derive(Debug)]
+pub struct QuarterOfNode;
+
+impl PgdatBalanced for QuarterOfNode {
+    fn balanced(
+        &self,
+        zones: &[Zone; MAX_NR_ZONES],
+        check: &dyn WatermarkCheck,
+        order: u32,
+        classzone: usize,
+    ) -> bool {
+        if !all_zones_ok(zones, check, 0) {
+            return false;
+        }
+        if order == 0 {
+            return true;
+        }
+        let eligible = &zones[..=classzone.min(MAX_NR_ZONES - 1)];
+        let present: u64 = eligible.iter().map(|z| z.span.present).sum();
+        let balanced: u64 = eligible
+            .iter()
+            .filter(|z| populated(z) && high_ok(z, check, order))
+            .map(|z| z.span.present)
+            .sum();
+        balanced >= present / 4
+    }
+}
