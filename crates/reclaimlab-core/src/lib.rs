@@ -1,28 +1,31 @@
 //! reclaimlab-core: a deterministic discrete-event simulator of Linux memory reclaim.
 //!
-//! Layers, top to bottom (nothing flows back up):
+//! Layers, top to bottom; each imports only from the layers below it:
+//! - [`run`]: builds a world from a scenario, runs it and renders its outputs.
 //! - [`scenario`]: the validated run description (TOML, precise errors, every default written down).
-//! - [`engine`]: integer-nanosecond clock, totally ordered event queue, actors, per-actor RNG streams.
-//! - [`mm`]: the host machine: zones, watermarks, buddy allocator, page frames, LRU lists, swap.
-//! - [`reclaim`]: `shrink_node` and friends, kswapd (`balance_pgdat`), direct reclaim, OOM.
-//! - [`workload`]: the actors that put pressure on memory.
-//! - [`observe`]: `/proc/vmstat`, `/proc/zoneinfo`, `/proc/buddyinfo`, time series, summary.
-//! - [`sim`]: ties them together; [`run`] is the entry point.
+//! - [`policy`]: the registry of policy switches, one file per variant.
+//! - [`observe`]: `/proc/vmstat`, `/proc/zoneinfo`, `/proc/buddyinfo`, time series, summary,
+//!   ftrace text; observers read the world and never change it.
+//! - [`actors`]: kswapd, kcompactd, the flusher, the oom_reaper, device completions, workloads.
+//! - [`world`]: machines, actors and observers on one clock; the actor contract.
+//! - [`machine`]: the memory model of one machine (zones, buddy, frames, LRU, swap, page cache,
+//!   writeback, reclaim, compaction, OOM, counters), named after the kernel sources it models.
+//! - [`engine`]: integer-nanosecond event queue, per-actor random streams, CPU time accounting.
 //! - [`trace`]: readers for recorded page-access traces (oracleGeneral, CSV, zstd).
 //! - [`cachesim`]: fixed-capacity LRU/FIFO/CLOCK over a trace (`reclaimlab lru`).
 
+pub mod actors;
 pub mod cachesim;
 pub mod engine;
-pub mod mm;
+pub mod machine;
 pub mod observe;
 pub mod policy;
-pub mod reclaim;
+pub mod run;
 pub mod scenario;
-pub mod sim;
 pub mod trace;
-pub mod workload;
+pub mod world;
 
-pub use sim::{run, InvariantMode, RunOptions, RunOutput, SimError};
+pub use run::{run, InvariantMode, RunOptions, RunOutput, SimError};
 
 /// Engine version recorded in every summary; bump when simulated results may change.
 pub const ENGINE_VERSION: &str = env!("CARGO_PKG_VERSION");

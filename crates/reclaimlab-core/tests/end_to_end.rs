@@ -224,10 +224,11 @@ fn zoneinfo_host_reproduces_the_captured_watermarks() {
     );
     let scn = parse_str(&text, "<zoneinfo>").unwrap_or_else(|e| panic!("{e}"));
     let out = go(&scn, None, InvariantMode::EveryEvent);
-    let printed =
-        reclaimlab_core::mm::layout::parse_zoneinfo(&std::fs::read_to_string(&fixture).unwrap())
-            .unwrap();
-    let ours = reclaimlab_core::mm::layout::parse_zoneinfo(&out.zoneinfo).unwrap();
+    let printed = reclaimlab_core::machine::layout::parse_zoneinfo(
+        &std::fs::read_to_string(&fixture).unwrap(),
+    )
+    .unwrap();
+    let ours = reclaimlab_core::machine::layout::parse_zoneinfo(&out.zoneinfo).unwrap();
     for z in 0..3 {
         let a = printed.printed_zone(z).unwrap();
         let b = ours.printed_zone(z).unwrap();

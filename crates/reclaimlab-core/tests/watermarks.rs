@@ -2,17 +2,17 @@
 //! checked against numbers worked out by hand (arithmetic in the comments), the worked example
 //! of core-mm §2.6 and a real /proc/zoneinfo capture.
 
-use reclaimlab_core::mm::layout::{parse_zoneinfo, ZoneLayout, ZoneSpan};
-use reclaimlab_core::mm::watermark::alloc_flags::*;
-use reclaimlab_core::mm::watermark::*;
-use reclaimlab_core::mm::{
+use reclaimlab_core::machine::layout::{parse_zoneinfo, ZoneLayout, ZoneSpan};
+use reclaimlab_core::machine::vmstat::{
+    NodeStat, NumaStat, ZoneStat, NR_NODE_STATS, NR_ZONE_STATS,
+};
+use reclaimlab_core::machine::watermark::alloc_flags::*;
+use reclaimlab_core::machine::watermark::*;
+use reclaimlab_core::machine::{
     MAX_NR_ZONES, MAX_ORDER, ZONE_DEVICE, ZONE_DMA, ZONE_DMA32, ZONE_MOVABLE, ZONE_NORMAL,
 };
 use reclaimlab_core::observe::procfs::{
     format_buddyinfo, format_zoneinfo, PcpSnapshot, ZoneSnapshot,
-};
-use reclaimlab_core::observe::vmstat::{
-    NodeStat, NumaStat, ZoneStat, NR_NODE_STATS, NR_ZONE_STATS,
 };
 use reclaimlab_core::scenario::{HostConfig, MachineType, GIB, MIB};
 

@@ -11,7 +11,7 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use reclaimlab_core::mm::frames::Frames;
+use reclaimlab_core::machine::frames::Frames;
 use reclaimlab_core::observe::ftrace::TraceFormat;
 
 /// Counts heap allocations so the benchmark can report allocations per event.

@@ -7,6 +7,7 @@
 //! does not depend on hashing or on the machine. Rescheduling an actor bumps its generation;
 //! stale entries are dropped when they reach the front.
 
+pub mod cpu;
 pub mod rng;
 
 pub use rng::Rng;

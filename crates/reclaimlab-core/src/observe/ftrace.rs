@@ -2,12 +2,15 @@
 //! header, or a compatibility form that the kernel's `trace-vmscan-postprocess.pl` parses with
 //! its default regexes (core-mm §8.6).
 //!
-//! Tracing is off unless a run asks for it; when off, each emission site costs one branch on an
-//! `Option`, at most once per 32-page reclaim batch.
+//! Tracing is off unless a run asks for it; when off, each emission site costs one test of a
+//! flag, at most once per 32-page reclaim batch.
 
 use std::fmt::Write;
 
-use crate::mm::gfp::{show_gfp_flags, Gfp};
+use crate::engine::ActorId;
+use crate::machine::gfp::{show_gfp_flags, Gfp};
+use crate::machine::tracepoint::{ShrinkInactive, Tracepoint};
+use crate::world::{MachineId, TraceSink};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TraceFormat {
@@ -65,21 +68,6 @@ pub const LRU_NAMES: [&str; 5] = [
     "active_file",
     "unevictable",
 ];
-
-/// Outcome counts of one `shrink_inactive_list` call, as the event prints them.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct ShrinkInactive {
-    pub nr_scanned: u64,
-    pub nr_reclaimed: u64,
-    pub nr_dirty: u64,
-    pub nr_writeback: u64,
-    pub nr_congested: u64,
-    pub nr_immediate: u64,
-    pub nr_activate_anon: u64,
-    pub nr_activate_file: u64,
-    pub nr_ref_keep: u64,
-    pub nr_unmap_fail: u64,
-}
 
 #[derive(Debug, Clone)]
 pub struct Tracer {
@@ -305,7 +293,7 @@ impl Tracer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mm::gfp::GFP_HIGHUSER_MOVABLE;
+    use crate::machine::gfp::GFP_HIGHUSER_MOVABLE;
 
     #[test]
     fn line_layout_matches_the_kernel() {
@@ -339,5 +327,118 @@ mod tests {
         assert!(out.contains("isolate_mode=1 classzone_idx=3 order=0 nr_requested=32"));
         assert!(out.contains("mm_vmscan_writepage: page="));
         assert!(out.contains(" pfn=4660 flags=RECLAIM_WB_ANON|RECLAIM_WB_ASYNC\n"));
+    }
+}
+
+impl Tracer {
+    /// Print one tracepoint as `who`.
+    pub fn emit(&mut self, who: &TaskId, ts: u64, tp: &Tracepoint) {
+        match *tp {
+            Tracepoint::KswapdSleep { nid } => self.kswapd_sleep(who, ts, nid),
+            Tracepoint::KswapdWake { nid, order } => self.kswapd_wake(who, ts, nid, order),
+            Tracepoint::WakeupKswapd {
+                nid,
+                zid,
+                order,
+                gfp,
+            } => self.wakeup_kswapd(who, ts, nid, zid, order, gfp),
+            Tracepoint::DirectReclaimBegin {
+                order,
+                gfp,
+                may_writepage,
+            } => self.direct_reclaim_begin(who, ts, order, gfp, may_writepage),
+            Tracepoint::DirectReclaimEnd { nr_reclaimed } => {
+                self.direct_reclaim_end(who, ts, nr_reclaimed)
+            }
+            Tracepoint::LruIsolate {
+                classzone,
+                order,
+                nr_requested,
+                nr_scanned,
+                nr_skipped,
+                nr_taken,
+                lru,
+                may_unmap,
+            } => self.lru_isolate(
+                who,
+                ts,
+                classzone,
+                order,
+                nr_requested,
+                nr_scanned,
+                nr_skipped,
+                nr_taken,
+                lru,
+                may_unmap,
+            ),
+            Tracepoint::WriteFolio { pfn, file } => self.write_folio(who, ts, pfn, file),
+            Tracepoint::LruShrinkInactive {
+                nid,
+                ref stat,
+                priority,
+                file,
+            } => self.lru_shrink_inactive(who, ts, nid, stat, priority, file),
+            Tracepoint::LruShrinkActive {
+                nid,
+                nr_taken,
+                nr_active,
+                nr_deactivated,
+                priority,
+                file,
+            } => self.lru_shrink_active(
+                who,
+                ts,
+                nid,
+                nr_taken,
+                nr_active,
+                nr_deactivated,
+                priority,
+                file,
+            ),
+        }
+    }
+}
+
+/// The world's trace sink: the tracer plus who each actor is in the trace.
+#[derive(Debug, Clone)]
+pub struct TaskTracer {
+    pub tracer: Tracer,
+    /// Trace identity of each actor that has one, by actor id.
+    tasks: Vec<Option<TaskId>>,
+    /// Events recorded by actors without an identity are shown as this task (kswapd0: the
+    /// kernel helpers that have none emit no reclaim events of their own).
+    fallback: TaskId,
+}
+
+impl TaskTracer {
+    pub fn new(tracer: Tracer, fallback: TaskId) -> TaskTracer {
+        TaskTracer {
+            tracer,
+            tasks: Vec::new(),
+            fallback,
+        }
+    }
+
+    pub fn set_task(&mut self, actor: ActorId, who: TaskId) {
+        let i = actor as usize;
+        if self.tasks.len() <= i {
+            self.tasks.resize(i + 1, None);
+        }
+        self.tasks[i] = Some(who);
+    }
+}
+
+impl TraceSink for TaskTracer {
+    fn record(&mut self, _machine: MachineId, actor: ActorId, ts: u64, tp: &Tracepoint) {
+        let who = self
+            .tasks
+            .get(actor as usize)
+            .and_then(|t| t.as_ref())
+            .unwrap_or(&self.fallback);
+        self.tracer.emit(who, ts, tp);
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
     }
 }

@@ -3,11 +3,12 @@
 //! counts match their contents, reverse and forward maps agree, swap slots add up, and the
 //! vmstat event counters never decrease.
 
-use super::vmstat::NR_VM_EVENTS;
-use crate::mm::frames::{pg, NIL};
-use crate::mm::lru::{lru_of, NR_LRU_LISTS};
-use crate::mm::node::{pte_pfn, pte_present, Node, PTE_MAPPED, PTE_NONE, PTE_SWAP};
-use crate::mm::{MAX_NR_ZONES, MAX_ORDER};
+use crate::machine::frames::{pg, NIL};
+use crate::machine::lru::{lru_of, NR_LRU_LISTS};
+use crate::machine::memory::{pte_pfn, pte_present, PTE_MAPPED, PTE_NONE, PTE_SWAP};
+use crate::machine::vmstat::NR_VM_EVENTS;
+use crate::machine::Machine;
+use crate::machine::{MAX_NR_ZONES, MAX_ORDER};
 
 #[derive(Debug, Clone)]
 pub struct Checker {
@@ -17,14 +18,14 @@ pub struct Checker {
 }
 
 impl Checker {
-    pub fn new(node: &Node) -> Checker {
+    pub fn new(node: &Machine) -> Checker {
         Checker {
             prev_events: [0; NR_VM_EVENTS],
             seen: vec![0; node.frames.len()],
         }
     }
 
-    pub fn check(&mut self, node: &Node) -> Result<(), String> {
+    pub fn check(&mut self, node: &Machine) -> Result<(), String> {
         self.seen.iter_mut().for_each(|s| *s = 0);
         let fr = &node.frames;
         let mut used_per_zone = [0u64; MAX_NR_ZONES];
@@ -187,7 +188,7 @@ impl Checker {
             if now < before {
                 return Err(format!(
                     "vmstat event {} went down from {before} to {now}",
-                    super::vmstat::VmEvent::ALL[i].name()
+                    crate::machine::vmstat::VmEvent::ALL[i].name()
                 ));
             }
         }

@@ -6,4 +6,3 @@ pub mod procfs;
 pub mod render;
 pub mod summary;
 pub mod timeseries;
-pub mod vmstat;

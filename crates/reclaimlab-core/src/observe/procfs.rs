@@ -7,10 +7,10 @@
 
 use std::fmt::Write;
 
-use crate::mm::{MAX_NR_ZONES, MAX_ORDER, ZONE_NAMES};
-use crate::observe::vmstat::{
+use crate::machine::vmstat::{
     NodeStat, NumaStat, ZoneStat, NR_NODE_STATS, NR_NUMA_STATS, NR_ZONE_STATS,
 };
+use crate::machine::{MAX_NR_ZONES, MAX_ORDER, ZONE_NAMES};
 
 /// One CPU's per-CPU page list of a zone.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -2,19 +2,19 @@
 //! `/proc/buddyinfo`): the mapping from the model's state to the kernel's counters.
 
 use super::procfs::{self, PcpSnapshot, ZoneSnapshot};
-use super::vmstat::{
-    self, NodeStat, NumaStat, ZoneStat, NR_NODE_STATS, NR_NUMA_STATS, NR_ZONE_STATS,
-};
-use crate::mm::lru::{
+use crate::machine::lru::{
     LRU_ACTIVE_ANON, LRU_ACTIVE_FILE, LRU_INACTIVE_ANON, LRU_INACTIVE_FILE, LRU_UNEVICTABLE,
 };
-use crate::mm::node::Node;
-use crate::mm::watermark;
-use crate::mm::MAX_NR_ZONES;
-use crate::reclaim::MAX_RECLAIM_RETRIES;
+use crate::machine::vmscan::MAX_RECLAIM_RETRIES;
+use crate::machine::vmstat::{
+    self, NodeStat, NumaStat, ZoneStat, NR_NODE_STATS, NR_NUMA_STATS, NR_ZONE_STATS,
+};
+use crate::machine::watermark;
+use crate::machine::Machine;
+use crate::machine::MAX_NR_ZONES;
 
 /// Zone counters of zone `z` (`nr_zone_*`, `nr_free_pages`).
-fn zone_stats(node: &Node, z: usize) -> [u64; NR_ZONE_STATS] {
+fn zone_stats(node: &Machine, z: usize) -> [u64; NR_ZONE_STATS] {
     let mut s = [0u64; NR_ZONE_STATS];
     let zs = &node.lruvec.zone_size[z];
     s[ZoneStat::NrFreePages as usize] = node.zones[z].free_pages();
@@ -26,7 +26,7 @@ fn zone_stats(node: &Node, z: usize) -> [u64; NR_ZONE_STATS] {
     s
 }
 
-fn numa_stats(node: &Node, z: usize) -> [u64; NR_NUMA_STATS] {
+fn numa_stats(node: &Machine, z: usize) -> [u64; NR_NUMA_STATS] {
     let mut s = [0u64; NR_NUMA_STATS];
     // One node: every allocation is a local hit.
     s[NumaStat::NumaHit as usize] = node.zones[z].numa_hit;
@@ -35,7 +35,7 @@ fn numa_stats(node: &Node, z: usize) -> [u64; NR_NUMA_STATS] {
 }
 
 /// Node counters (`node_stat_item`).
-pub fn node_stats(node: &Node) -> [u64; NR_NODE_STATS] {
+pub fn node_stats(node: &Machine) -> [u64; NR_NODE_STATS] {
     let mut s = [0u64; NR_NODE_STATS];
     let l = &node.lruvec;
     let st = &node.stat;
@@ -62,7 +62,7 @@ pub fn node_stats(node: &Node) -> [u64; NR_NODE_STATS] {
     s
 }
 
-pub fn vmstat_text(node: &Node) -> String {
+pub fn vmstat_text(node: &Machine) -> String {
     let mut zone = [0u64; NR_ZONE_STATS];
     let mut numa = [0u64; NR_NUMA_STATS];
     for z in 0..MAX_NR_ZONES {
@@ -77,7 +77,7 @@ pub fn vmstat_text(node: &Node) -> String {
     vmstat::format_vmstat(&zone, &numa, &node_stats(node), thresh, bg, &node.vm.c)
 }
 
-pub fn zone_snapshots(node: &Node, cpus: u64) -> [ZoneSnapshot; MAX_NR_ZONES] {
+pub fn zone_snapshots(node: &Machine, cpus: u64) -> [ZoneSnapshot; MAX_NR_ZONES] {
     std::array::from_fn(|z| {
         let zone = &node.zones[z];
         let batch = watermark::pcp_batch(zone.managed());
@@ -110,7 +110,7 @@ pub fn zone_snapshots(node: &Node, cpus: u64) -> [ZoneSnapshot; MAX_NR_ZONES] {
     })
 }
 
-pub fn zoneinfo_text(node: &Node, cpus: u64) -> String {
+pub fn zoneinfo_text(node: &Machine, cpus: u64) -> String {
     procfs::format_zoneinfo(
         node.nid,
         &zone_snapshots(node, cpus),
@@ -119,6 +119,6 @@ pub fn zoneinfo_text(node: &Node, cpus: u64) -> String {
     )
 }
 
-pub fn buddyinfo_text(node: &Node, cpus: u64) -> String {
+pub fn buddyinfo_text(node: &Machine, cpus: u64) -> String {
     procfs::format_buddyinfo(node.nid, &zone_snapshots(node, cpus))
 }

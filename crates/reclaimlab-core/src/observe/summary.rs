@@ -4,19 +4,24 @@
 
 use serde_json::{json, Value};
 
-use super::vmstat::VmEvent;
-use crate::mm::node::Node;
-use crate::mm::{MAX_NR_ZONES, ZONE_NAMES};
-use crate::reclaim::kswapd::Kswapd;
-use crate::scenario::{show, Scenario, NS_PER_MS};
-use crate::workload::Thread;
+use crate::actors::kswapd::Kswapd;
+use crate::actors::workload::Thread;
+use crate::engine::cpu::Cpus;
+use crate::machine::vmstat::VmEvent;
+use crate::machine::Machine;
+use crate::machine::{MAX_NR_ZONES, ZONE_NAMES};
+
+const NS_PER_MS: u64 = 1_000_000;
 
 pub struct SummaryInput<'a> {
-    pub scn: &'a Scenario,
+    /// The scenario's name, and its text with every default written out.
+    pub name: &'a str,
+    pub scenario_toml: &'a str,
     pub seed: u64,
-    pub node: &'a Node,
+    pub node: &'a Machine,
     pub kswapd: &'a Kswapd,
-    pub threads: &'a [Thread],
+    pub threads: &'a [&'a Thread],
+    pub cpus: &'a Cpus,
     pub end_ns: u64,
     pub events: u64,
     pub stop_reason: &'a str,
@@ -110,7 +115,7 @@ pub fn build(inp: &SummaryInput) -> String {
         })
         .collect();
     let v = json!({
-        "name": inp.scn.name,
+        "name": inp.name,
         "seed": inp.seed,
         "engine_version": crate::ENGINE_VERSION,
         "stop_reason": inp.stop_reason,
@@ -122,7 +127,12 @@ pub fn build(inp: &SummaryInput) -> String {
         "zones": zones,
         "threads": workloads,
         "oom_kills": kills,
-        "scenario": show::to_toml(inp.scn),
+        "cpus": inp.cpus.cpu.iter().map(|c| json!({
+            "busy_ms": ms(c.busy_ns),
+            "runq_wait_ms": ms(c.runq_wait_ns),
+        })).collect::<Vec<_>>(),
+        "cpu_contention": inp.cpus.shared,
+        "scenario": inp.scenario_toml,
     });
     let mut s = serde_json::to_string_pretty(&v).expect("summary serializes");
     s.push('\n');

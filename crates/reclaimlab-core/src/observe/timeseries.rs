@@ -1,10 +1,17 @@
 //! The time series: main counters and free pages per zone, sampled at a fixed simulated interval.
 
-use super::vmstat::VmEvent;
-use crate::mm::lru::{LRU_ACTIVE_ANON, LRU_ACTIVE_FILE, LRU_INACTIVE_ANON, LRU_INACTIVE_FILE};
-use crate::mm::node::Node;
-use crate::mm::{MAX_NR_ZONES, ZONE_SUFFIXES};
-use crate::sim::Timeseries;
+use std::any::Any;
+
+use crate::machine::lru::{LRU_ACTIVE_ANON, LRU_ACTIVE_FILE, LRU_INACTIVE_ANON, LRU_INACTIVE_FILE};
+use crate::machine::vmstat::VmEvent;
+use crate::machine::{Machine, MAX_NR_ZONES, ZONE_SUFFIXES};
+use crate::world::{Observer, World};
+
+/// Columnar time series: `columns[0]` is `time_ns`; every column has the same length.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Timeseries {
+    pub columns: Vec<(String, Vec<i64>)>,
+}
 
 /// Cumulative event counters sampled (kernel names).
 const EVENTS: &[VmEvent] = &[
@@ -23,11 +30,14 @@ const EVENTS: &[VmEvent] = &[
 #[derive(Debug, Clone)]
 pub struct Sampler {
     zones: Vec<usize>,
+    cpus: usize,
+    interval_ns: u64,
     cols: Vec<(String, Vec<i64>)>,
 }
 
 impl Sampler {
-    pub fn new(node: &Node) -> Sampler {
+    /// A sampler of machine 0 every `interval_ns`, with `cpus` CPUs.
+    pub fn new(node: &Machine, cpus: usize, interval_ns: u64) -> Sampler {
         let zones: Vec<usize> = (0..MAX_NR_ZONES)
             .filter(|&z| node.zones[z].is_managed())
             .collect();
@@ -51,13 +61,22 @@ impl Sampler {
             names.push(n.into());
         }
         names.extend(EVENTS.iter().map(|e| e.name().to_string()));
+        // CPU time per CPU, cumulative: busy (work charged) and run-queue wait.
+        for c in 0..cpus {
+            names.push(format!("cpu{c}_busy_ns"));
+            names.push(format!("cpu{c}_runq_wait_ns"));
+        }
         Sampler {
             zones,
+            cpus,
+            interval_ns,
             cols: names.into_iter().map(|n| (n, Vec::new())).collect(),
         }
     }
 
-    pub fn sample(&mut self, now: u64, node: &Node, kswapd_awake: bool) {
+    pub fn sample(&mut self, now: u64, world: &World) {
+        let node = &world.machines[0];
+        let kswapd_awake = !node.kswapd.asleep;
         let l = &node.lruvec;
         let allocstall: u64 = (0..MAX_NR_ZONES)
             .map(|z| node.vm.get(VmEvent::allocstall(z)))
@@ -81,6 +100,9 @@ impl Sampler {
             kswapd_awake as u64,
         ]);
         vals.extend(EVENTS.iter().map(|&e| node.vm.get(e)));
+        for c in world.cpus[0].cpu.iter().take(self.cpus) {
+            vals.extend([c.busy_ns, c.runq_wait_ns]);
+        }
         for ((_, col), v) in self.cols.iter_mut().zip(vals) {
             col.push(v as i64);
         }
@@ -92,5 +114,16 @@ impl Sampler {
 
     pub fn finish(self) -> Timeseries {
         Timeseries { columns: self.cols }
+    }
+}
+
+impl Observer for Sampler {
+    fn observe(&mut self, now: u64, world: &World) -> Option<u64> {
+        self.sample(now, world);
+        Some(now + self.interval_ns)
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
     }
 }

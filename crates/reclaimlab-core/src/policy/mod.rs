@@ -2,7 +2,7 @@
 //! behaviour of it a variant in a file of its own beside its siblings.
 //!
 //! A switch names the trait its variants implement (declared next to the code that consults
-//! it: the memory model's traits in `mm::policy`, kswapd's in `reclaim::kswapd`), lists its
+//! it: the memory model's traits in `machine::policy`, kswapd's in `actors::kswapd`), lists its
 //! variants in one table (one line each, in the switch's `mod.rs`) and says where its default
 //! comes from: a fixed variant, or a preset that follows another switch (the historical kswapd
 //! balancing rules bring their era's watermarks unless told otherwise). The scenario's

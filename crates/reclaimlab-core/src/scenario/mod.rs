@@ -215,56 +215,8 @@ impl Default for WritebackConfig {
     }
 }
 
-/// Simulated CPU cost of each operation. Every figure here is an abstraction (core-mm §9 [EST]).
-#[derive(Debug, Clone, PartialEq)]
-pub struct CostModel {
-    /// User access to a resident anonymous page.
-    pub anon_touch_ns: u64,
-    /// First-touch anonymous fault: allocate and zero a page.
-    pub anon_fault_ns: u64,
-    /// Minor fault on a swap-cache hit.
-    pub swapcache_fault_ns: u64,
-    /// Kernel path of a major (swap-in) fault, excluding device time.
-    pub major_fault_ns: u64,
-    /// Buffered read/write of one page that hits the page cache.
-    pub file_hit_ns: u64,
-    /// Adding one page to the page cache on a miss, excluding device time.
-    pub file_miss_ns: u64,
-    /// Isolating and judging one unmapped page on an LRU list.
-    pub scan_unmapped_ns: u64,
-    /// Isolating and judging one mapped page (rmap walk, young bit, unmap).
-    pub scan_mapped_ns: u64,
-    /// Submitting one page for swap-out (add_to_swap, unmap, bio).
-    pub swapout_submit_ns: u64,
-    /// Freeing one page back to the allocator.
-    pub free_page_ns: u64,
-    /// Fixed cost of one allocation-path slow-path entry (wakeups, zonelist walk).
-    pub slowpath_ns: u64,
-    /// Compaction's migrate and free scanners, per page frame looked at.
-    pub compact_scan_ns: u64,
-    /// Migrating one page: copy 4 KiB, update the rmap and the page table.
-    pub migrate_page_ns: u64,
-}
-
-impl Default for CostModel {
-    fn default() -> Self {
-        CostModel {
-            anon_touch_ns: 20,
-            anon_fault_ns: 1_000,
-            swapcache_fault_ns: 1_000,
-            major_fault_ns: 5_000,
-            file_hit_ns: 300,
-            file_miss_ns: 1_000,
-            scan_unmapped_ns: 300,
-            scan_mapped_ns: 1_500,
-            swapout_submit_ns: 2_000,
-            free_page_ns: 100,
-            slowpath_ns: 1_000,
-            compact_scan_ns: 20,
-            migrate_page_ns: 2_000,
-        }
-    }
-}
+/// The `[cost]` table is the machine's CPU cost model.
+pub use crate::machine::cost::CostModel;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct OomConfig {

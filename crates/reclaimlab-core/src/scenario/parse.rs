@@ -901,7 +901,7 @@ fn parse_host(ctx: &Ctx, t: &Table, out: &mut HostConfig) -> Res<()> {
     }
     if let Some(f) = t.field("fragmented_zone") {
         let name = f.choice(ctx, &["DMA", "DMA32", "Normal"], "zone")?;
-        out.fragmented_zone = crate::mm::ZONE_NAMES.iter().position(|z| *z == name);
+        out.fragmented_zone = crate::machine::ZONE_NAMES.iter().position(|z| *z == name);
     }
     if let Some(f) = t.field("fragment_stride") {
         let v = f.uint_in(ctx, 2, 1024, " (pages per pinned page)")?;
@@ -944,7 +944,7 @@ fn parse_host(ctx: &Ctx, t: &Table, out: &mut HostConfig) -> Res<()> {
             };
             f.err(ctx, msg).with_help(relative_path_help(ctx))
         })?;
-        crate::mm::layout::parse_zoneinfo(&text).map_err(|e| {
+        crate::machine::layout::parse_zoneinfo(&text).map_err(|e| {
             f.err(
                 ctx,
                 format!(

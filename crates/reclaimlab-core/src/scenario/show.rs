@@ -95,7 +95,7 @@ pub fn to_toml(s: &Scenario) -> String {
     match h.fragmented_zone {
         Some(z) => w.kv(
             "fragmented_zone",
-            string(crate::mm::ZONE_NAMES[z]),
+            string(crate::machine::ZONE_NAMES[z]),
             "aged zone: one unmovable page pinned in every fragment_stride pages",
         ),
         None => w.unset(

@@ -6,7 +6,7 @@ mod none;
 mod v6_1;
 
 use super::{Preset, Switch, Variant};
-use crate::reclaim::kswapd::KcompactdPolicy;
+use crate::actors::kswapd::KcompactdPolicy;
 
 pub static SWITCH: Switch<dyn KcompactdPolicy> = Switch {
     name: "kcompactd",

@@ -1,7 +1,7 @@
 //! 4.6 and later (6.1): before its nap kswapd calls `wakeup_kcompactd` with the order and
 //! classzone it was asked for; kcompactd compacts one pass per wake.
 
-use crate::reclaim::kswapd::KcompactdPolicy;
+use crate::actors::kswapd::KcompactdPolicy;
 
 #[derive(Debug)]
 pub struct WokenByKswapd;

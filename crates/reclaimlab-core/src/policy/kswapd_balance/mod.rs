@@ -12,8 +12,8 @@ mod v3_0;
 mod v6_1;
 
 use super::{Switch, Variant};
-use crate::mm::policy::{PgdatBalanced, WatermarkCheck};
-use crate::mm::zone::Zone;
+use crate::machine::policy::{PgdatBalanced, WatermarkCheck};
+use crate::machine::zone::Zone;
 
 pub use v2_6_36::AllZones;
 pub use v2_6_38::AnyZone;

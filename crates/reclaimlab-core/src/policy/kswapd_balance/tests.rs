@@ -2,11 +2,11 @@
 //! DMA corner case.
 
 use super::*;
-use crate::mm::buddy::FreeArea;
-use crate::mm::layout::ZoneSpan;
-use crate::mm::watermark::{Watermarks, MIGRATE_MOVABLE};
-use crate::mm::MAX_NR_ZONES;
-use crate::mm::{ZONE_DMA, ZONE_DMA32, ZONE_MOVABLE, ZONE_NORMAL};
+use crate::machine::buddy::FreeArea;
+use crate::machine::layout::ZoneSpan;
+use crate::machine::watermark::{Watermarks, MIGRATE_MOVABLE};
+use crate::machine::MAX_NR_ZONES;
+use crate::machine::{ZONE_DMA, ZONE_DMA32, ZONE_MOVABLE, ZONE_NORMAL};
 use crate::policy::watermark_check::{FreeBlocks, PerOrder};
 
 /// A zone with `free` free pages split into order-0 pages plus `blocks[o]` blocks of order o.

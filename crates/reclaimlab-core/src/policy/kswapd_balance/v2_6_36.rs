@@ -2,9 +2,9 @@
 //! requested order. One small zone that cannot hold a block of that order keeps kswapd awake.
 
 use super::all_zones_ok;
-use crate::mm::policy::{PgdatBalanced, WatermarkCheck};
-use crate::mm::zone::Zone;
-use crate::mm::MAX_NR_ZONES;
+use crate::machine::policy::{PgdatBalanced, WatermarkCheck};
+use crate::machine::zone::Zone;
+use crate::machine::MAX_NR_ZONES;
 
 #[derive(Debug)]
 pub struct AllZones;

@@ -3,9 +3,9 @@
 //! classzone must meet it at the order.
 
 use super::{all_zones_ok, high_ok, populated};
-use crate::mm::policy::{PgdatBalanced, WatermarkCheck};
-use crate::mm::zone::Zone;
-use crate::mm::MAX_NR_ZONES;
+use crate::machine::policy::{PgdatBalanced, WatermarkCheck};
+use crate::machine::zone::Zone;
+use crate::machine::MAX_NR_ZONES;
 
 #[derive(Debug)]
 pub struct AnyZone;

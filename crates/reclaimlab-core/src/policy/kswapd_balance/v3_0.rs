@@ -3,9 +3,9 @@
 //! its own (the reviewer's corner case in seed 004); every zone must still meet order-0 high.
 
 use super::{all_zones_ok, high_ok, populated};
-use crate::mm::policy::{PgdatBalanced, WatermarkCheck};
-use crate::mm::zone::Zone;
-use crate::mm::MAX_NR_ZONES;
+use crate::machine::policy::{PgdatBalanced, WatermarkCheck};
+use crate::machine::zone::Zone;
+use crate::machine::MAX_NR_ZONES;
 
 #[derive(Debug)]
 pub struct QuarterOfNode;

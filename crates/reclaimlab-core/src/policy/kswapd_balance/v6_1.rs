@@ -2,9 +2,9 @@
 //! its high watermark (boost included) at the order, counting its `lowmem_reserve[hz]`; also
 //! balanced when no managed zone up to `hz` exists.
 
-use crate::mm::policy::{PgdatBalanced, WatermarkCheck};
-use crate::mm::zone::Zone;
-use crate::mm::MAX_NR_ZONES;
+use crate::machine::policy::{PgdatBalanced, WatermarkCheck};
+use crate::machine::zone::Zone;
+use crate::machine::MAX_NR_ZONES;
 
 #[derive(Debug)]
 pub struct AnyZoneWithReserve;

@@ -5,7 +5,7 @@ mod v2_6_36;
 mod v6_1;
 
 use super::{Preset, Switch, Variant};
-use crate::reclaim::kswapd::KswapdLoop;
+use crate::actors::kswapd::KswapdLoop;
 
 pub static SWITCH: Switch<dyn KswapdLoop> = Switch {
     name: "kswapd_loop",

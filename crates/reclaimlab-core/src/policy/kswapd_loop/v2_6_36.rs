@@ -2,7 +2,7 @@
 //! a priority sweep that ends unbalanced restarts at DEF_PRIORITY (`loop_again`), and a sweep
 //! that freed fewer than SWAP_CLUSTER_MAX pages gives the order up.
 
-use crate::reclaim::kswapd::KswapdLoop;
+use crate::actors::kswapd::KswapdLoop;
 
 #[derive(Debug)]
 pub struct LoopAgain;

@@ -2,7 +2,7 @@
 //! on at order 0 and leaves the high-order block to kcompactd; when the priority runs out it
 //! returns to `kswapd()`'s loop, which decides whether to sleep.
 
-use crate::reclaim::kswapd::KswapdLoop;
+use crate::actors::kswapd::KswapdLoop;
 
 #[derive(Debug)]
 pub struct OrderZeroAfterGap;

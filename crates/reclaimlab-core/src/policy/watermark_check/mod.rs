@@ -4,7 +4,7 @@ mod v2_6_36;
 mod v6_1;
 
 use super::{Preset, Switch, Variant};
-use crate::mm::policy::WatermarkCheck;
+use crate::machine::policy::WatermarkCheck;
 
 pub use v2_6_36::PerOrder;
 pub use v6_1::FreeBlocks;

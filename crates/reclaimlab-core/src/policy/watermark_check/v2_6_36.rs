@@ -2,10 +2,10 @@
 //! further quarter, then the per-order walk in which the pages of smaller blocks stop counting
 //! and the mark halves at each order (core-mm §2.5 "Historical").
 
-use crate::mm::policy::WatermarkCheck;
-use crate::mm::watermark::alloc_flags::{ALLOC_MIN_RESERVE, ALLOC_NON_BLOCK};
-use crate::mm::watermark::zone_watermark_ok_legacy;
-use crate::mm::zone::Zone;
+use crate::machine::policy::WatermarkCheck;
+use crate::machine::watermark::alloc_flags::{ALLOC_MIN_RESERVE, ALLOC_NON_BLOCK};
+use crate::machine::watermark::zone_watermark_ok_legacy;
+use crate::machine::zone::Zone;
 
 #[derive(Debug)]
 pub struct PerOrder;

@@ -2,9 +2,9 @@
 //! without reserve rights) above the mark plus lowmem_reserve, then, for order > 0, one free
 //! block of at least that order on a list the caller may use.
 
-use crate::mm::policy::WatermarkCheck;
-use crate::mm::watermark::zone_watermark_ok;
-use crate::mm::zone::Zone;
+use crate::machine::policy::WatermarkCheck;
+use crate::machine::watermark::zone_watermark_ok;
+use crate::machine::zone::Zone;
 
 #[derive(Debug)]
 pub struct FreeBlocks;

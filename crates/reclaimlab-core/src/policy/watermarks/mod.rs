@@ -5,7 +5,7 @@ mod v2_6_36;
 mod v6_1;
 
 use super::{Preset, Switch, Variant};
-use crate::mm::policy::WatermarkSetup;
+use crate::machine::policy::WatermarkSetup;
 
 pub static SWITCH: Switch<dyn WatermarkSetup> = Switch {
     name: "watermarks",

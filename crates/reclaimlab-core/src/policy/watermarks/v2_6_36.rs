@@ -2,9 +2,9 @@
 //! floor), and low/high at min + min/4 and min + min/2 computed on present pages; no scale
 //! factor (core-mm §2.1, §2.2 "Historical").
 
-use crate::mm::policy::WatermarkSetup;
-use crate::mm::watermark::{self, Watermarks};
-use crate::mm::MAX_NR_ZONES;
+use crate::machine::policy::WatermarkSetup;
+use crate::machine::watermark::{self, Watermarks};
+use crate::machine::MAX_NR_ZONES;
 
 /// The 2.6.3x cap on the default min_free_kbytes.
 pub const MIN_FREE_KBYTES_CAP: u64 = 65_536;

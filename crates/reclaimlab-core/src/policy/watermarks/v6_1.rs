@@ -2,9 +2,9 @@
 //! khugepaged's recommendation when THP is on; watermarks spaced by the larger of min/4 and
 //! `watermark_scale_factor` ten-thousandths of the zone's managed pages.
 
-use crate::mm::policy::WatermarkSetup;
-use crate::mm::watermark::{self, Watermarks};
-use crate::mm::MAX_NR_ZONES;
+use crate::machine::policy::WatermarkSetup;
+use crate::machine::watermark::{self, Watermarks};
+use crate::machine::MAX_NR_ZONES;
 
 #[derive(Debug)]
 pub struct ScaleFactor;

@@ -1,48 +1,26 @@
-//! Swap space and the block-device model shared by the swap device and the file disk.
+//! The block-device model shared by the swap device and the file disk.
 //!
 //! Abstraction (core-mm §10.2 item 7): a device is a FIFO queue with a fixed bandwidth shared by
 //! reads and writes, plus a per-request latency for each direction drawn around its base value
 //! (`latency_jitter`) from the device's own random stream. Requests complete in submission
-//! order (a later request never completes before an earlier one). Swap slots are only
-//! counted (slot placement does not matter for reclaim); a swapped page's PTE holds its entry.
-//! No swap readahead (window of one page), so `swap_ra` stays 0.
+//! order (a later request never completes before an earlier one).
 
 use std::collections::VecDeque;
 
 use super::PAGE_SIZE;
 use crate::engine::Rng;
-use crate::scenario::NS_PER_SEC;
 
-#[derive(Debug, Clone, Default)]
-pub struct SwapSpace {
-    pub total: u64,
-    pub used: u64,
-}
+const NS_PER_SEC: u64 = 1_000_000_000;
 
-impl SwapSpace {
-    #[inline]
-    pub fn has_free(&self) -> bool {
-        self.used < self.total
-    }
-    /// `vm_swap_full`: more than half of swap in use.
-    #[inline]
-    pub fn is_half_full(&self) -> bool {
-        self.used * 2 > self.total
-    }
-    #[inline]
-    pub fn alloc(&mut self) -> bool {
-        if self.used < self.total {
-            self.used += 1;
-            true
-        } else {
-            false
-        }
-    }
-    #[inline]
-    pub fn free(&mut self) {
-        debug_assert!(self.used > 0);
-        self.used -= 1;
-    }
+/// What a device is: its latencies, bandwidth and latency spread.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeviceParams {
+    pub read_latency_ns: u64,
+    pub write_latency_ns: u64,
+    /// Bytes per second, shared by reads and writes.
+    pub bandwidth_bytes_per_sec: u64,
+    /// Each request's latency is `latency * (1 + jitter * u)`, u uniform in [-1, 1).
+    pub latency_jitter: f64,
 }
 
 #[derive(Debug, Clone)]
@@ -122,7 +100,7 @@ impl BlockDevice {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::GIB;
+    const GIB: u64 = 1 << 30;
 
     #[test]
     fn fifo_queue_shares_bandwidth() {
@@ -148,18 +126,5 @@ mod tests {
             assert!((20_000..60_000).contains(&lat), "latency {lat}");
             last = t;
         }
-    }
-
-    #[test]
-    fn swap_slots_and_half_full() {
-        let mut s = SwapSpace { total: 4, used: 0 };
-        assert!(s.alloc() && s.alloc());
-        assert!(!s.is_half_full());
-        assert!(s.alloc());
-        assert!(s.is_half_full());
-        assert!(s.alloc());
-        assert!(!s.alloc());
-        s.free();
-        assert!(s.has_free());
     }
 }

@@ -4,7 +4,7 @@
 //! Everything here is a pure function of zone sizes and sysctls; nothing allocates. All inputs
 //! are arrays indexed by zone number (`ZONE_DMA` .. `ZONE_DEVICE`) of a single node.
 
-use crate::mm::{MAX_NR_ZONES, MAX_ORDER, PAGEBLOCK_ORDER, PAGE_SHIFT, ZONE_NORMAL};
+use crate::machine::{MAX_NR_ZONES, MAX_ORDER, PAGEBLOCK_ORDER, PAGE_SHIFT, ZONE_NORMAL};
 
 /// Migratetypes (6.1, CONFIG_CMA=n; ISOLATE is not modelled).
 pub const MIGRATE_UNMOVABLE: usize = 0;

@@ -11,9 +11,10 @@ pub mod trace;
 pub mod zipf;
 
 use crate::engine::Rng;
-use crate::mm::node::{Access, Node, TaskCtx};
+use crate::machine::{Access, Machine, Signal, TaskCtx};
 use crate::scenario::{AccessPattern, AnonSpec, FileOp, FileSpec, NS_PER_MS, NS_PER_US};
 use crate::trace::TraceError;
+use crate::world::{Actor, Failure, StepCx, Wake};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use trace::TraceReplay;
@@ -49,7 +50,7 @@ enum Kind {
 #[derive(Debug, Clone)]
 struct HighOrderState {
     order: u32,
-    gfp: crate::mm::gfp::Gfp,
+    gfp: crate::machine::gfp::Gfp,
     /// Retry a failed request after the back-off (non-costly GFP_KERNEL) instead of counting
     /// it as a failure and moving on.
     retry: bool,
@@ -121,6 +122,9 @@ enum Phase {
 pub struct Origin<'a> {
     pub workload: &'a str,
     pub task: usize,
+    /// Its pid in trace output and the CPU it runs on.
+    pub pid: u32,
+    pub cpu: u32,
     pub seed: u64,
     pub start_ns: u64,
     pub deadline_ns: Option<u64>,
@@ -138,6 +142,8 @@ pub struct Thread {
     /// `workload/anon`, `workload/file` or `workload/trace`: also the name of its random stream.
     pub name: String,
     pub task: usize,
+    pub pid: u32,
+    pub cpu: u32,
     kind: Kind,
     base: u32,
     pages: u32,
@@ -181,6 +187,8 @@ impl Thread {
         Thread {
             name,
             task,
+            pid: o.pid,
+            cpu: o.cpu,
             kind,
             base,
             pages,
@@ -241,7 +249,7 @@ impl Thread {
 
     /// A high-order allocation thread.
     pub fn highorder(o: &Origin, spec: &crate::scenario::HighOrderSpec) -> Thread {
-        use crate::mm::gfp::*;
+        use crate::machine::gfp::*;
         use crate::scenario::HighOrderGfp;
         let gfp = match spec.gfp {
             HighOrderGfp::Atomic => GFP_ATOMIC | __GFP_COMP | __GFP_NOWARN,
@@ -252,7 +260,7 @@ impl Thread {
             order: spec.order,
             gfp,
             retry: spec.gfp == HighOrderGfp::Kernel
-                && spec.order <= crate::mm::PAGE_ALLOC_COSTLY_ORDER,
+                && spec.order <= crate::machine::PAGE_ALLOC_COSTLY_ORDER,
             interval_ns: (crate::scenario::NS_PER_SEC / spec.rate_per_sec).max(1),
             lifetime_ns: spec.lifetime_ns,
             exponential: spec.lifetimes == crate::scenario::Lifetimes::Exponential,
@@ -279,7 +287,7 @@ impl Thread {
     }
 
     /// Give back kernel memory the thread still holds (its process exited or was killed).
-    pub fn release(&mut self, node: &mut Node) {
+    pub fn release(&mut self, node: &mut Machine) {
         if let Kind::HighOrder(h) = &mut self.kind {
             while let Some(Reverse((_, _, pfn))) = h.live.pop() {
                 node.free_pages(pfn, h.order);
@@ -287,7 +295,7 @@ impl Thread {
         }
     }
 
-    fn step_highorder(&mut self, node: &mut Node) -> Step {
+    fn step_highorder(&mut self, node: &mut Machine) -> Step {
         let now = node.now;
         let Kind::HighOrder(h) = &mut self.kind else {
             unreachable!("step_highorder on another kind");
@@ -454,7 +462,7 @@ impl Thread {
     }
 
     /// Run one chunk at `node.now`.
-    pub fn step(&mut self, node: &mut Node) -> Step {
+    pub fn step(&mut self, node: &mut Machine) -> Step {
         let now = node.now;
         if self.phase == Phase::Done {
             return Step::Finished;
@@ -512,7 +520,7 @@ impl Thread {
     /// other threads, with each record touching its pages in order (a record whose pages are
     /// not all done when the chunk ends goes on in the next chunk). With `time = "trace"` the
     /// thread sleeps until a record's arrival time.
-    fn step_trace(&mut self, node: &mut Node) -> Step {
+    fn step_trace(&mut self, node: &mut Machine) -> Step {
         let now = node.now;
         let mut n = 0;
         loop {
@@ -615,7 +623,7 @@ impl Thread {
 
 /// `balance_dirty_pages`: a writer above the dirty limit pauses long enough for the disk to
 /// write the excess (bounded like the kernel's pause).
-fn dirty_throttle(node: &Node) -> Option<u64> {
+fn dirty_throttle(node: &Machine) -> Option<u64> {
     let (thresh, _) = node.dirty_limits();
     let dirty = node.stat.nr_dirty + node.stat.nr_writeback;
     if dirty <= thresh {
@@ -623,4 +631,67 @@ fn dirty_throttle(node: &Node) -> Option<u64> {
     }
     let excess = dirty - thresh;
     Some((excess * node.disk.ns_per_page).clamp(DIRTY_PAUSE_MIN_NS, DIRTY_PAUSE_MAX_NS))
+}
+
+impl Actor for Thread {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn cpu(&self) -> u32 {
+        self.cpu
+    }
+
+    fn pid(&self) -> Option<u32> {
+        Some(self.pid)
+    }
+
+    fn step(&mut self, cx: &mut StepCx) -> Wake {
+        let step = Thread::step(self, cx.machine());
+        // What the chunk did on the CPU: accesses, faults, reclaim, think time.
+        cx.charge_cpu(self.ctx.cost_ns);
+        match step {
+            Step::At(t) => Wake::At(t),
+            Step::Finished => {
+                if let Some(e) = self.error.take() {
+                    cx.fail(Failure::Trace(e));
+                }
+                self.exit(cx.machine());
+                Wake::Done
+            }
+        }
+    }
+
+    fn wants(&self, signal: Signal) -> bool {
+        matches!(signal, Signal::OomKill(_))
+    }
+
+    /// The OOM killer chose this thread's process: it dies where it stands.
+    fn on_signal(&mut self, signal: Signal, cx: &mut StepCx) -> Option<Wake> {
+        match signal {
+            Signal::OomKill(victim) if victim == self.task => {
+                self.stop(cx.now(), true);
+                self.exit(cx.machine());
+                Some(Wake::Done)
+            }
+            _ => None,
+        }
+    }
+
+    fn holds_run_open(&self) -> bool {
+        !self.is_finished()
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+impl Thread {
+    /// Leave the process: give back the kernel memory it holds and drop its use of the
+    /// address space (the last thread out tears it down).
+    fn exit(&mut self, m: &mut Machine) {
+        self.release(m);
+        m.mmput(self.task);
+    }
 }

@@ -10,10 +10,11 @@
 //! the scanners would count them.
 
 use super::frames::{pg, NIL};
-use super::node::{pte_present, Node, PTE_PFN_MASK};
+use super::memory::{pte_present, PTE_PFN_MASK};
 use super::watermark::{MIGRATE_HIGHATOMIC, MIGRATE_MOVABLE};
+use super::Machine;
 use super::{MAX_NR_ZONES, MAX_ORDER, PAGE_ALLOC_COSTLY_ORDER};
-use crate::observe::vmstat::VmEvent;
+use crate::machine::vmstat::VmEvent;
 
 /// `sysctl_extfrag_threshold`.
 pub const EXTFRAG_THRESHOLD: i64 = 500;
@@ -55,7 +56,7 @@ pub struct CompactStats {
     pub migrated: u64,
 }
 
-impl Node {
+impl Machine {
     /// `fragmentation_index` for `order` in zone `z` (-1000 if a suitable block exists).
     pub fn fragmentation_index(&self, z: usize, order: u32) -> i64 {
         let fa = &self.zones[z].free_area;
@@ -294,15 +295,13 @@ impl Node {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mm::layout::ZoneLayout;
-    use crate::mm::{ZONE_DMA32, ZONE_MOVABLE};
+    use crate::machine::{ZONE_DMA32, ZONE_MOVABLE};
     use crate::scenario::{Scenario, MIB};
 
-    fn node() -> Node {
+    fn node() -> Machine {
         let mut scn = Scenario::default();
         scn.host.ram_bytes = 256 * MIB;
-        let layout = ZoneLayout::for_host(&scn.host).unwrap();
-        Node::new(&scn, &layout, 1).unwrap()
+        crate::run::host_machine(&scn, 1, false).unwrap()
     }
 
     #[test]

@@ -13,7 +13,7 @@
 //!
 //! Only one NUMA node is modelled. ZONE_MOVABLE and ZONE_DEVICE are always empty in `for_host`.
 
-use crate::mm::{
+use crate::machine::{
     MAX_NR_ZONES, PAGE_SHIFT, ZONE_DEVICE, ZONE_DMA, ZONE_DMA32, ZONE_MOVABLE, ZONE_NAMES,
     ZONE_NORMAL,
 };

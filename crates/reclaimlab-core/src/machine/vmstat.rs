@@ -30,7 +30,7 @@
 
 use std::fmt::Write;
 
-use crate::mm::MAX_NR_ZONES;
+use crate::machine::MAX_NR_ZONES;
 
 /// Base pages per PMD-sized THP (2 MiB / 4 KiB).
 pub const HPAGE_PMD_NR: u64 = 512;
@@ -481,7 +481,7 @@ mod tests {
 
     #[test]
     fn zone_indexed_events() {
-        use crate::mm::{ZONE_DEVICE, ZONE_DMA, ZONE_MOVABLE, ZONE_NORMAL, ZONE_SUFFIXES};
+        use crate::machine::{ZONE_DEVICE, ZONE_DMA, ZONE_MOVABLE, ZONE_NORMAL, ZONE_SUFFIXES};
         assert_eq!(VmEvent::pgalloc(ZONE_DMA), VmEvent::PgallocDma);
         assert_eq!(
             VmEvent::allocstall(ZONE_MOVABLE),

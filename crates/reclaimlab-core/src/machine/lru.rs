@@ -115,7 +115,7 @@ impl Lruvec {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mm::watermark::isqrt;
+    use crate::machine::watermark::isqrt;
 
     #[test]
     fn inactive_ratio_matches_table() {

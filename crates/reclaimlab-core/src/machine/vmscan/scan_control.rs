@@ -1,10 +1,6 @@
-//! Page reclaim (`mm/vmscan.c`): the scan control, LRU shrinking, direct reclaim, kswapd and
-//! the policy variants of "is the node balanced".
+//! `struct scan_control` and the reclaim constants (`mm/vmscan.c`).
 
-pub mod kswapd;
-pub mod vmscan;
-
-use crate::mm::gfp::Gfp;
+use crate::machine::gfp::Gfp;
 
 /// `DEF_PRIORITY`: a scan at priority p looks at `size >> p` pages of each list.
 pub const DEF_PRIORITY: i32 = 12;

@@ -1,24 +1,28 @@
-//! The kswapd thread of a node (core-mm §4.3–§4.6) as a state machine.
+//! The kswapd thread of a node (core-mm §4.3–§4.6) as a state machine, and its policy traits.
 //!
 //! One step of the actor is one decision of the kernel's loop: an attempt to go to sleep, the
 //! end of the 100 ms nap, or one priority iteration of `balance_pgdat` (one `kswapd_shrink_node`
 //! call). Each step costs the simulated CPU time of the reclaim it did, so kswapd runs
 //! concurrently with the workloads.
 
-use super::{ScanControl, DEF_PRIORITY, MAX_RECLAIM_RETRIES, SWAP_CLUSTER_MAX};
-use crate::mm::gfp::GFP_KERNEL;
-use crate::mm::node::Node;
-use crate::mm::MAX_NR_ZONES;
-use crate::observe::vmstat::VmEvent;
-use crate::scenario::NS_PER_MS;
+use std::any::Any;
+
+use crate::machine::cost::BALANCE_ITERATION_NS;
+use crate::machine::gfp::GFP_KERNEL;
+use crate::machine::tracepoint::Tracepoint;
+use crate::machine::vmscan::{ScanControl, DEF_PRIORITY, MAX_RECLAIM_RETRIES, SWAP_CLUSTER_MAX};
+use crate::machine::vmstat::VmEvent;
+use crate::machine::{Machine, Signal, MAX_NR_ZONES};
+use crate::world::{Actor, StepCx, Wake};
+
+const NS_PER_MS: u64 = 1_000_000;
+/// kswapd0's pid in trace output.
+pub const KSWAPD_PID: u32 = 70;
 
 /// kswapd's nap before a full sleep: HZ/10.
 pub const KSWAPD_NAP_NS: u64 = 100 * NS_PER_MS;
 /// Upper bound of `reclaim_throttle(WRITEBACK)`: HZ/10.
 pub const WRITEBACK_THROTTLE_NS: u64 = 100 * NS_PER_MS;
-/// Fixed CPU cost of one balance_pgdat iteration besides the pages it scans (watermark checks,
-/// lock round trips). An abstraction; it keeps an iteration that scans nothing from being free.
-pub const BALANCE_ITERATION_NS: u64 = 1_000;
 
 /// `[policy] kswapd_loop` (variants in `crate::policy::kswapd_loop`).
 pub trait KswapdLoop: std::fmt::Debug {
@@ -67,12 +71,21 @@ enum State {
     Balancing(Box<BalanceRun>),
 }
 
-/// What the simulation loop should do with the kswapd actor after a step.
+/// What kswapd does next: run again at a time, or wait for a wake-up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Next {
     At(u64),
     /// Wait for a wake-up.
     Sleep,
+}
+
+impl From<Next> for Wake {
+    fn from(n: Next) -> Wake {
+        match n {
+            Next::At(t) => Wake::At(t),
+            Next::Sleep => Wake::Idle,
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -91,6 +104,8 @@ pub struct Kswapd {
     pub wakeups: u64,
     /// `mm_vmscan_kswapd_sleep` events.
     pub sleep_events: u64,
+    /// CPU time of the last step.
+    cost_ns: u64,
 }
 
 impl Kswapd {
@@ -108,6 +123,7 @@ impl Kswapd {
             wake_events: 0,
             wakeups: 0,
             sleep_events: 0,
+            cost_ns: 0,
         }
     }
 
@@ -121,8 +137,7 @@ impl Kswapd {
     }
 
     /// A `wakeup_kswapd` found kswapd waiting and woke it. Returns when it runs next.
-    pub fn wake(&mut self, node: &mut Node) -> Next {
-        node.kswapd.wake_requested = false;
+    pub fn wake(&mut self, node: &mut Machine) -> Next {
         match self.state {
             State::Napping {
                 alloc_order,
@@ -131,6 +146,7 @@ impl Kswapd {
             } => self.after_nap(node, alloc_order, reclaim_order, hz, true),
             State::Asleep { hz } => {
                 node.kswapd.waiting = false;
+                node.kswapd.asleep = false;
                 self.start_balance(node, hz)
             }
             // Already running: the request was recorded in kswapd_order/highest_zoneidx.
@@ -139,7 +155,7 @@ impl Kswapd {
     }
 
     /// Run one step at `node.now`.
-    pub fn step(&mut self, node: &mut Node) -> Next {
+    pub fn step(&mut self, node: &mut Machine) -> Next {
         // Take the state out (no clone: a balance run is boxed and reused across steps).
         let state = std::mem::replace(&mut self.state, State::Asleep { hz: 0 });
         match state {
@@ -178,7 +194,7 @@ impl Kswapd {
     }
 
     /// `prepare_kswapd_sleep`.
-    fn prepare_kswapd_sleep(&self, node: &mut Node, order: u32, hz: usize) -> bool {
+    fn prepare_kswapd_sleep(&self, node: &mut Machine, order: u32, hz: usize) -> bool {
         if node.kswapd.failures >= MAX_RECLAIM_RETRIES {
             return true;
         }
@@ -194,7 +210,7 @@ impl Kswapd {
     /// The second half of `kswapd_try_to_sleep`: full sleep, or back to work.
     fn after_nap(
         &mut self,
-        node: &mut Node,
+        node: &mut Machine,
         _alloc_order: u32,
         reclaim_order: u32,
         hz: usize,
@@ -210,11 +226,12 @@ impl Kswapd {
         if !woken_early && self.prepare_kswapd_sleep(node, reclaim_order, hz) {
             self.sleep_events += 1;
             let (now, nid) = (node.now, node.nid);
-            node.trace_event(|tr, who| tr.kswapd_sleep(who, now, nid));
+            node.trace(|| (now, Tracepoint::KswapdSleep { nid }));
             if let Some(s) = self.awake_since.take() {
                 self.awake_ns += node.now - s;
             }
             self.state = State::Asleep { hz };
+            node.kswapd.asleep = true;
             return Next::Sleep;
         }
         node.vm.add(
@@ -230,7 +247,7 @@ impl Kswapd {
     }
 
     /// Consume the pending request and begin `balance_pgdat`.
-    fn start_balance(&mut self, node: &mut Node, prev_hz: usize) -> Next {
+    fn start_balance(&mut self, node: &mut Machine, prev_hz: usize) -> Next {
         let k = &mut node.kswapd;
         let alloc_order = k.order;
         let hz = k.highest_zoneidx.unwrap_or(prev_hz);
@@ -243,7 +260,10 @@ impl Kswapd {
         }
         node.vm.add(VmEvent::Pageoutrun, 1);
         let (now, nid) = (node.now, node.nid);
-        node.trace_event(|tr, who| tr.kswapd_wake(who, now, nid, alloc_order));
+        node.trace(|| {
+            let order = alloc_order;
+            (now, Tracepoint::KswapdWake { nid, order })
+        });
         let mut sc = ScanControl::new(GFP_KERNEL, alloc_order, hz, 0, true);
         sc.may_unmap = true;
         let mut zone_boosts = [0u64; MAX_NR_ZONES];
@@ -267,7 +287,7 @@ impl Kswapd {
     }
 
     /// One iteration of `balance_pgdat`'s priority loop.
-    fn balance_step(&mut self, node: &mut Node, mut run: Box<BalanceRun>) -> Next {
+    fn balance_step(&mut self, node: &mut Machine, mut run: Box<BalanceRun>) -> Next {
         let hz = run.hz;
         let sc = &mut run.sc;
         // Cost is per step: events and I/O are stamped at `node.now + sc.cost_ns`.
@@ -311,6 +331,7 @@ impl Kswapd {
         }
         let immediate = sc.nr.immediate > 0;
         let elapsed = sc.cost_ns + BALANCE_ITERATION_NS;
+        self.cost_ns = elapsed;
         if done {
             if self.looping.restart_unbalanced_sweep() && sc.nr_reclaimed > run.sweep_start {
                 // 2.6.3x `loop_again`: still unbalanced after a whole sweep, so start over at
@@ -347,7 +368,7 @@ impl Kswapd {
     }
 
     /// The `out:` label of `balance_pgdat` and the return into `kswapd()`'s loop.
-    fn balance_out(&mut self, node: &mut Node, run: Box<BalanceRun>) -> Next {
+    fn balance_out(&mut self, node: &mut Machine, run: Box<BalanceRun>) -> Next {
         if run.boosted {
             for z in 0..MAX_NR_ZONES {
                 let b = &mut node.zones[z].watermark_boost;
@@ -378,7 +399,7 @@ impl Kswapd {
 /// `kswapd_shrink_node`: reclaim toward the sum of high watermarks; says whether enough was
 /// scanned at this priority. With `order_zero` (6.1) kswapd drops to order 0 once
 /// `compact_gap` pages are free, leaving the high-order block to kcompactd.
-fn kswapd_shrink_node(node: &mut Node, sc: &mut ScanControl, order_zero: bool) -> bool {
+fn kswapd_shrink_node(node: &mut Machine, sc: &mut ScanControl, order_zero: bool) -> bool {
     sc.nr_to_reclaim = (0..=sc.reclaim_idx.min(MAX_NR_ZONES - 1))
         .filter(|&z| node.zones[z].is_managed())
         .map(|z| node.zones[z].high_wmark_pages().max(SWAP_CLUSTER_MAX))
@@ -388,4 +409,34 @@ fn kswapd_shrink_node(node: &mut Node, sc: &mut ScanControl, order_zero: bool) -
         sc.order = 0;
     }
     sc.nr_scanned >= sc.nr_to_reclaim
+}
+
+impl Actor for Kswapd {
+    fn name(&self) -> &str {
+        "kswapd0"
+    }
+
+    fn pid(&self) -> Option<u32> {
+        Some(KSWAPD_PID)
+    }
+
+    fn step(&mut self, cx: &mut StepCx) -> Wake {
+        self.cost_ns = 0;
+        let next = Kswapd::step(self, cx.machine());
+        cx.charge_cpu(self.cost_ns);
+        next.into()
+    }
+
+    fn wants(&self, signal: Signal) -> bool {
+        signal == Signal::KswapdWake
+    }
+
+    /// What kswapd does on being woken happens in its own context (its kswapd_wake event).
+    fn on_signal(&mut self, _signal: Signal, cx: &mut StepCx) -> Option<Wake> {
+        Some(self.wake(cx.machine()).into())
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
 }

@@ -15,7 +15,7 @@
 use std::path::Path;
 
 use crate::engine::Rng;
-use crate::mm::PAGE_SIZE;
+use crate::machine::PAGE_SIZE;
 use crate::scenario::{ObjectSize, TraceKind, TraceSpec, TraceTime};
 use crate::trace::idmap::IdMap;
 use crate::trace::{Record, TraceError, TraceFormat, TraceReader};

@@ -7,19 +7,22 @@
 //! and retries on its next step, keeping `no_progress_loops` across steps.
 
 use super::compaction::{CompactResult, CompactStats};
+use super::frames::{pg, NIL};
 use super::gfp::{self, gfp_migratetype, gfp_zone, Gfp};
-use super::node::{Access, Node, OomKill, TaskCtx, JIFFY_NS};
+use super::signal::Signal;
+use super::tracepoint::Tracepoint;
 use super::watermark::alloc_flags::*;
 use super::watermark::MIGRATE_MOVABLE;
-use super::{MAX_NR_ZONES, PAGE_ALLOC_COSTLY_ORDER, ZONE_NORMAL};
-use crate::observe::vmstat::VmEvent;
+use super::{Access, Machine, TaskCtx, JIFFY_NS};
+use super::{MAX_NR_ZONES, PAGE_ALLOC_COSTLY_ORDER};
+use crate::machine::vmstat::VmEvent;
 
 /// `MAX_RECLAIM_RETRIES`.
 pub const MAX_RECLAIM_RETRIES: u32 = 16;
 /// Immediate retries within one step when reclaim made progress but the freelist still failed.
 const IMMEDIATE_RETRIES: u32 = 4;
 
-impl Node {
+impl Machine {
     /// Walk the zonelist and take a page from the first zone that passes the watermark.
     #[inline]
     pub fn get_page_from_freelist(
@@ -259,6 +262,7 @@ impl Node {
         });
         if suitable {
             self.kcompactd_wake = Some((order, hz));
+            self.outbox.raise(Signal::KcompactdWake);
         }
     }
 
@@ -294,78 +298,6 @@ impl Node {
         })
     }
 
-    /// `__alloc_pages_may_oom` + `out_of_memory` (core-mm §3.5).
-    fn may_oom(
-        &mut self,
-        gfp: Gfp,
-        order: u32,
-        hz: usize,
-        mt: usize,
-        t: &mut TaskCtx,
-    ) -> Result<u32, Access> {
-        // Someone may have freed memory meanwhile: one last try at the high watermark.
-        if let Some(p) = self.get_page_from_freelist(order, ALLOC_WMARK_HIGH | ALLOC_CPUSET, hz, mt)
-        {
-            return Ok(p);
-        }
-        if order > PAGE_ALLOC_COSTLY_ORDER
-            || gfp & (gfp::__GFP_RETRY_MAYFAIL | gfp::__GFP_THISNODE) != 0
-            || hz < ZONE_NORMAL
-        {
-            return Err(Access::Retry(JIFFY_NS));
-        }
-        if gfp & gfp::__GFP_FS == 0 {
-            // A global OOM without __GFP_FS reports progress without killing (the caller loops).
-            t.no_progress_loops = 0;
-            return Err(Access::Retry(JIFFY_NS));
-        }
-        if self.oom_victim_pending.is_some() {
-            // A victim is still exiting: wait for its memory instead of killing another task.
-            t.no_progress_loops = 0;
-            return Err(Access::Retry(JIFFY_NS));
-        }
-        let totalpages = self.total_managed_pages() + self.swap.total;
-        let victim = self
-            .tasks
-            .iter()
-            .enumerate()
-            .filter(|(_, m)| m.alive && !m.oom_killed && m.oom_score_adj > -1000)
-            .map(|(i, m)| {
-                let points = (m.rss_anon + m.swapents) as i64
-                    + m.oom_score_adj as i64 * totalpages as i64 / 1000;
-                (i, points)
-            })
-            // Highest badness wins; ties go to the earlier task (deterministic).
-            .fold(None::<(usize, i64)>, |best, (i, p)| match best {
-                Some((_, bp)) if bp >= p => best,
-                _ => Some((i, p)),
-            });
-        let Some((victim, badness)) = victim else {
-            self.oom_panic = Some("Out of memory and no killable processes".to_string());
-            return Err(Access::Killed);
-        };
-        let m = &mut self.tasks[victim];
-        m.oom_killed = true;
-        self.vm.add(VmEvent::OomKill, 1);
-        self.oom_kills.push(OomKill {
-            time_ns: self.now + t.cost_ns,
-            victim: m.name.clone(),
-            victim_task: victim,
-            trigger_task: t.task,
-            rss_pages: m.rss_anon,
-            swapents: m.swapents,
-            badness,
-        });
-        self.oom_victim_pending = Some(victim);
-        self.oom_kill_event = Some(victim);
-        t.no_progress_loops = 0;
-        if victim == t.task {
-            Err(Access::Killed)
-        } else {
-            Err(Access::Retry(JIFFY_NS))
-        }
-    }
-
     /// `wake_all_kswapds`: one node, so wake its kswapd for the first managed zone <= hz.
     pub fn wake_all_kswapds(&mut self, order: u32, gfp: Gfp, hz: usize) {
         let first = self.zonelist(hz).next();
@@ -390,15 +322,59 @@ impl Node {
             return;
         }
         let boosted = (0..=hz).any(|z| self.zones[z].watermark_boost > 0);
-        if self.kswapd.failures >= crate::reclaim::MAX_RECLAIM_RETRIES
+        if self.kswapd.failures >= crate::machine::vmscan::MAX_RECLAIM_RETRIES
             || (self.pgdat_balanced(order, hz) && !boosted)
         {
             // kcompactd would be woken here for non-blocking high-order requests.
             return;
         }
         let (now, nid) = (self.now, self.nid);
-        self.trace_event(|tr, who| tr.wakeup_kswapd(who, now, nid, zone, order, gfp));
+        self.trace(|| {
+            let (zid, gfp) = (zone, gfp);
+            (
+                now,
+                Tracepoint::WakeupKswapd {
+                    nid,
+                    zid,
+                    order,
+                    gfp,
+                },
+            )
+        });
         self.kswapd.wakeups_requested += 1;
-        self.kswapd.wake_requested = true;
+        self.outbox.raise(Signal::KswapdWake);
+    }
+
+    // ---------------------------------------------------------------- freeing
+
+    /// Free an order-0 frame to the buddy allocator (`free_unref_page`, PCP lists abstracted away).
+    #[inline]
+    pub fn free_frame(&mut self, pfn: u32) {
+        let z = self.zone_of(pfn);
+        self.frames.owner[pfn as usize] = NIL;
+        self.zones[z]
+            .free_area
+            .free(&mut self.frames, &self.pageblock_mt, pfn, 0);
+        self.vm.add(VmEvent::Pgfree, 1);
+    }
+
+    /// Free a kernel allocation of 2^order pages (`__free_pages`).
+    pub fn free_pages(&mut self, pfn: u32, order: u32) {
+        for f in &mut self.frames.flags[pfn as usize..(pfn + (1 << order)) as usize] {
+            *f = 0;
+        }
+        let z = self.zone_of(pfn);
+        self.zones[z]
+            .free_area
+            .free(&mut self.frames, &self.pageblock_mt, pfn, order as usize);
+        self.vm.add(VmEvent::Pgfree, 1 << order);
+    }
+
+    /// Mark a fresh high-order block as a kernel allocation (not on any LRU list).
+    pub fn mark_kernel_pages(&mut self, pfn: u32, order: u32) {
+        for p in pfn..pfn + (1 << order) {
+            self.frames.flags[p as usize] = pg::ALLOCATED;
+            self.frames.owner[p as usize] = NIL;
+        }
     }
 }

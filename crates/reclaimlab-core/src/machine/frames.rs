@@ -6,7 +6,7 @@
 //! That is 15 bytes per frame: 2^20 frames (4 GiB) take 15 MiB.
 //!
 //! Frame indices play the role of PFNs inside the simulator. Each zone's frames start at a
-//! multiple of 2^(MAX_ORDER-1) so buddy alignment is natural; see `Node::new`.
+//! multiple of 2^(MAX_ORDER-1) so buddy alignment is natural; see `Machine::new`.
 
 pub const NIL: u32 = u32::MAX;
 
@@ -24,7 +24,7 @@ pub mod pg {
     /// Anonymous (swap-backed) page.
     pub const SWAPBACKED: u16 = 1 << 8;
     pub const SWAPCACHE: u16 = 1 << 9;
-    // (Mapped, accessed and PTE-dirty state live in the page table entry: `mm::node::PTE_*`.)
+    // (Mapped, accessed and PTE-dirty state live in the page table entry: `machine::memory::PTE_*`.)
     /// Not managed memory (zone padding): never free, never on a list.
     pub const RESERVED: u16 = 1 << 12;
     /// Allocated but not on the LRU (kernel allocations, pages in flight between owner and LRU).

@@ -1,0 +1,92 @@
+//! The page cache (`mm/filemap.c`, `mm/readahead.c`): buffered reads and writes of file pages.
+
+use super::frames::pg;
+use super::memory::*;
+use super::vmstat::VmEvent;
+use super::*;
+
+impl Machine {
+    // ---------------------------------------------------------------- page cache
+
+    /// Buffered read or write of one page of a file (`filemap_read` / `generic_perform_write`).
+    #[inline]
+    pub fn file_access(
+        &mut self,
+        vp: u32,
+        region_end: u32,
+        write: bool,
+        t: &mut TaskCtx,
+    ) -> Access {
+        let pte = self.pte[vp as usize];
+        if pte != PTE_NONE {
+            t.cost_ns += self.cfg.cost.file_hit_ns;
+            if write {
+                self.mark_dirty(vp, pte);
+            }
+            self.mark_accessed(pte);
+            return Access::Done;
+        }
+        if write {
+            // A whole-page write needs no read: allocate, insert, dirty.
+            let pfn = match self.page_cache_alloc(vp, t) {
+                Ok(p) => p,
+                Err(a) => return a,
+            };
+            t.cost_ns += self.cfg.cost.file_hit_ns;
+            self.mark_dirty(vp, pfn);
+            self.mark_accessed(pfn);
+            return Access::Done;
+        }
+        // Read miss: synchronous readahead of up to `readahead_pages` absent pages.
+        let pfn = match self.page_cache_alloc(vp, t) {
+            Ok(p) => p,
+            Err(a) => return a,
+        };
+        let mut n = 1u64;
+        let mut v = vp + 1;
+        while n < self.cfg.readahead_pages && v < region_end && self.pte[v as usize] == PTE_NONE {
+            // Readahead allocations must not block or OOM (__GFP_NORETRY): fast path only.
+            match self.try_alloc_nowait(super::gfp::GFP_HIGHUSER_MOVABLE) {
+                Some(p) => self.page_cache_insert(v, p),
+                None => break,
+            }
+            n += 1;
+            v += 1;
+        }
+        self.vm.add(VmEvent::Pgpgin, 4 * n);
+        let done = self.disk.submit_read(self.now + t.cost_ns, n);
+        self.mark_accessed(pfn);
+        Access::Block(done)
+    }
+
+    fn page_cache_alloc(&mut self, vp: u32, t: &mut TaskCtx) -> Result<u32, Access> {
+        let pfn = self.alloc_pages(super::gfp::GFP_HIGHUSER_MOVABLE, 0, t)?;
+        t.cost_ns += self.cfg.cost.file_miss_ns;
+        self.page_cache_insert(vp, pfn);
+        Ok(pfn)
+    }
+
+    /// `filemap_add_folio`: insert a new page, check its shadow for a refault, add to the LRU.
+    fn page_cache_insert(&mut self, vp: u32, pfn: u32) {
+        self.frames.flags[pfn as usize] = 0;
+        self.frames.owner[pfn as usize] = vp;
+        let shadow = std::mem::replace(&mut self.shadow[vp as usize], SHADOW_NONE);
+        if shadow != SHADOW_NONE {
+            self.workingset_refault(pfn, shadow);
+        }
+        self.pte[vp as usize] = pfn;
+        self.stat.nr_file_pages += 1;
+        self.lru_add(pfn);
+    }
+
+    #[inline]
+    fn mark_dirty(&mut self, vp: u32, pfn: u32) {
+        if !self.frames.test(pfn, pg::DIRTY) {
+            self.frames.set(pfn, pg::DIRTY);
+            self.stat.nr_dirty += 1;
+            self.stat.nr_dirtied += 1;
+            self.dirty_queue.push_back((vp, self.now));
+            self.outbox.raise(Signal::Dirtied);
+        }
+    }
+}

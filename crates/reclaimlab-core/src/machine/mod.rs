@@ -1,0 +1,400 @@
+//! The memory model of one machine: a single NUMA node (`pg_data_t`) with its zones,
+//! watermarks, page frames, buddy allocator, LRU lists, swap, page cache, writeback, OOM killer
+//! and counters, plus the address spaces of its processes.
+//!
+//! A `Machine` is a value: it knows nothing of actors, scenario files or trace formats. Its
+//! operations run on the caller's clock (`now` plus the cost the caller has accumulated) and
+//! report what they need of the rest of the world as facts: a raised [`Signal`] (kswapd should
+//! wake, a write was queued, a process was chosen for an OOM kill...), an [`Access`] result
+//! (done, blocked until t, retry later) and the typed [`Tracepoint`]s of the kernel's reclaim
+//! events. Kernel functions live in files named after the kernel source they model.
+
+pub mod blkdev;
+pub mod buddy;
+pub mod compaction;
+pub mod cost;
+pub mod filemap;
+pub mod frames;
+pub mod gfp;
+pub mod layout;
+pub mod lru;
+pub mod memory;
+pub mod oom_kill;
+pub mod page_alloc;
+pub mod page_writeback;
+pub mod policy;
+pub mod rmap;
+pub mod signal;
+pub mod swap;
+pub mod swapfile;
+pub mod tracepoint;
+pub mod vmscan;
+pub mod vmstat;
+pub mod watermark;
+pub mod workingset;
+pub mod zone;
+
+use blkdev::{BlockDevice, DeviceParams};
+use buddy::FreeArea;
+use compaction::CompactState;
+use cost::CostModel;
+use frames::{pg, Frames, NIL};
+use layout::ZoneLayout;
+use lru::Lruvec;
+use memory::{Region, TaskMm, PTE_PFN_MASK};
+use oom_kill::OomKill;
+use policy::{PgdatBalanced, WatermarkCheck, WatermarkSetup};
+use signal::Outbox;
+use swapfile::SwapSpace;
+use tracepoint::{Tracepoint, Tracepoints};
+use vmstat::VmEvents;
+use watermark::MIGRATE_MOVABLE;
+use zone::Zone;
+
+pub use memory::{Access, TaskCtx};
+pub use signal::Signal;
+
+/// Base page size (x86_64, 4 KiB pages).
+pub const PAGE_SIZE: u64 = 4096;
+pub const PAGE_SHIFT: u32 = 12;
+/// Orders 0..=10 (6.1's MAX_ORDER = 11 is exclusive).
+pub const MAX_ORDER: usize = 11;
+pub const PAGEBLOCK_ORDER: u32 = 9;
+pub const PAGE_ALLOC_COSTLY_ORDER: u32 = 3;
+
+/// Zone indices as in `enum zone_type` with CONFIG_ZONE_DMA, DMA32 and ZONE_DEVICE on x86_64.
+pub const ZONE_DMA: usize = 0;
+pub const ZONE_DMA32: usize = 1;
+pub const ZONE_NORMAL: usize = 2;
+pub const ZONE_MOVABLE: usize = 3;
+pub const ZONE_DEVICE: usize = 4;
+pub const MAX_NR_ZONES: usize = 5;
+pub const ZONE_NAMES: [&str; MAX_NR_ZONES] = ["DMA", "DMA32", "Normal", "Movable", "Device"];
+/// Lower-case suffixes used by vmstat items (`pgalloc_dma32`, `allocstall_movable`, ...).
+pub const ZONE_SUFFIXES: [&str; MAX_NR_ZONES] = ["dma", "dma32", "normal", "movable", "device"];
+
+/// Kernel tick rate; timeouts written in jiffies use it (core-mm §0: Debian uses 250).
+pub const HZ: u64 = 250;
+pub const JIFFY_NS: u64 = 1_000_000_000 / HZ;
+
+#[derive(Debug, Clone, Default)]
+pub struct NodeStats {
+    pub nr_anon_pages: u64,
+    pub nr_file_pages: u64,
+    pub nr_dirty: u64,
+    pub nr_writeback: u64,
+    pub nr_swapcached: u64,
+    pub workingset_refault: [u64; 2],
+    pub workingset_activate: [u64; 2],
+    pub workingset_restore: [u64; 2],
+    pub nr_vmscan_write: u64,
+    pub nr_vmscan_immediate_reclaim: u64,
+    pub nr_dirtied: u64,
+    pub nr_written: u64,
+}
+
+/// kswapd's per-node state (core-mm §4.1); the thread itself is `actors::kswapd::Kswapd`.
+#[derive(Debug, Clone, Default)]
+pub struct KswapdNode {
+    pub order: u32,
+    /// `kswapd_highest_zoneidx`; `None` is the kernel's MAX_NR_ZONES ("unset").
+    pub highest_zoneidx: Option<usize>,
+    pub failures: u32,
+    /// kswapd is on `kswapd_wait` (napping or asleep) and can be woken.
+    pub waiting: bool,
+    /// kswapd is fully asleep (not napping, not balancing): read by observers.
+    pub asleep: bool,
+    pub pgdat_dirty: bool,
+    pub pgdat_writeback: bool,
+    pub lruvec_congested: bool,
+    /// Number of `mm_vmscan_wakeup_kswapd` events (actual wakes of a waiting kswapd).
+    pub wakeups_requested: u64,
+}
+
+/// Run-time knobs of the memory model (sysctls and device sizing).
+#[derive(Debug, Clone)]
+pub struct MachineConfig {
+    pub swappiness: u64,
+    pub cost: CostModel,
+    pub readahead_pages: u64,
+    pub dirty_ratio: u64,
+    pub dirty_background_ratio: u64,
+}
+
+/// The policy variants the memory model consults (`[policy]`, built from the registry).
+#[derive(Debug)]
+pub struct MachinePolicies {
+    pub balance: Box<dyn PgdatBalanced>,
+    pub wmark_check: Box<dyn WatermarkCheck>,
+}
+
+/// Everything a machine is built from.
+#[derive(Debug)]
+pub struct MachineParams {
+    pub layout: ZoneLayout,
+    /// Transparent huge pages configured (raises the default min_free_kbytes).
+    pub thp: bool,
+    /// `vm.min_free_kbytes`; `None`: the watermark policy's boot-time default.
+    pub min_free_kbytes: Option<u64>,
+    pub watermark_scale_factor: u64,
+    pub lowmem_reserve_ratio: [u64; 4],
+    /// An aged zone: one unmovable page pinned in every `fragment_stride` pages.
+    pub fragmented_zone: Option<usize>,
+    pub fragment_stride: u32,
+    pub swap_pages: u64,
+    pub swapdev: DeviceParams,
+    pub disk: DeviceParams,
+    pub config: MachineConfig,
+    pub watermarks: Box<dyn WatermarkSetup>,
+    pub policy: MachinePolicies,
+    /// Seeds the devices' latency streams.
+    pub seed: u64,
+    /// Record tracepoints.
+    pub trace: bool,
+}
+
+#[derive(Debug)]
+pub struct Machine {
+    pub nid: usize,
+    pub zones: [Zone; MAX_NR_ZONES],
+    pub frames: Frames,
+    pub pageblock_mt: Vec<u8>,
+    pub lruvec: Lruvec,
+    pub swap: SwapSpace,
+    pub swapdev: BlockDevice,
+    pub disk: BlockDevice,
+    pub vm: VmEvents,
+    pub stat: NodeStats,
+    pub kswapd: KswapdNode,
+    pub pte: Vec<u32>,
+    pub shadow: Vec<u32>,
+    pub regions: Vec<Region>,
+    pub tasks: Vec<TaskMm>,
+    pub cfg: MachineConfig,
+    pub policy: MachinePolicies,
+    pub min_free_kbytes: u64,
+    /// Current simulated time (set by the world before each actor runs).
+    pub now: u64,
+    /// Dirty file pages waiting for the flusher, oldest first: (vpage, time dirtied).
+    pub dirty_queue: std::collections::VecDeque<(u32, u64)>,
+    /// OOM victim whose memory is not yet reaped (no new kill until it is).
+    pub oom_victim_pending: Option<usize>,
+    pub oom_kills: Vec<OomKill>,
+    /// Set when the OOM killer found nothing to kill (the kernel panics); the run stops.
+    pub oom_panic: Option<String>,
+    /// Scratch list for isolated pages (kept to avoid allocating per reclaim pass).
+    pub scratch: Vec<u32>,
+    /// Per-zone compaction state.
+    pub compact: [CompactState; MAX_NR_ZONES],
+    /// Set by kswapd before its nap (`wakeup_kcompactd`): (order, highest_zoneidx).
+    pub kcompactd_wake: Option<(u32, usize)>,
+    /// Facts raised for the world since it last looked.
+    pub outbox: Outbox,
+    /// Reclaim events, when the run records them.
+    pub tracepoints: Tracepoints,
+}
+
+impl Machine {
+    /// Build a machine: zones, watermarks, frames, all memory free.
+    pub fn new(p: MachineParams) -> Result<Machine, String> {
+        let layout = &p.layout;
+        let managed = layout.managed();
+        if managed.iter().sum::<u64>() == 0 {
+            return Err("the host has no managed memory".into());
+        }
+        // Frame index space: each zone starts at a multiple of the largest buddy block.
+        let align = 1u64 << (MAX_ORDER - 1);
+        let mut base = [0u64; MAX_NR_ZONES];
+        let mut next = 0u64;
+        for z in 0..MAX_NR_ZONES {
+            base[z] = next;
+            if managed[z] > 0 {
+                next = (next + managed[z]).div_ceil(align) * align;
+            }
+        }
+        if next > PTE_PFN_MASK as u64 {
+            return Err(format!(
+                "{next} pages of RAM is more than the simulator's 2^28-frame (1 TiB) limit"
+            ));
+        }
+        let nframes = next as usize;
+        let mut frames = Frames::new(nframes);
+        let pageblock_mt = vec![MIGRATE_MOVABLE as u8; nframes.div_ceil(1 << PAGEBLOCK_ORDER)];
+
+        let min_free_kbytes = p
+            .min_free_kbytes
+            .unwrap_or_else(|| p.watermarks.min_free_kbytes_default(&managed, p.thp));
+        let wm = p.watermarks.setup(
+            &managed,
+            &layout.present(),
+            min_free_kbytes,
+            p.watermark_scale_factor,
+        );
+        let reserve = watermark::setup_lowmem_reserve(&managed, &p.lowmem_reserve_ratio);
+
+        if let Some(z) = p.fragmented_zone.filter(|&z| managed[z] == 0) {
+            let name = ZONE_NAMES[z];
+            return Err(format!(
+                "host.fragmented_zone = \"{name}\", but this host has no {name} zone; \
+                 name a zone it has (see its zoneinfo) or change ram/lowmem"
+            ));
+        }
+        let zones: [Zone; MAX_NR_ZONES] = std::array::from_fn(|z| {
+            let start = base[z] as u32;
+            let end = (base[z] + managed[z]) as u32;
+            let mut fa = FreeArea::new(start, end);
+            for f in &mut frames.flags[start as usize..end as usize] {
+                *f = 0;
+            }
+            if p.fragmented_zone == Some(z) {
+                // An aged zone: the page in the middle of every stride-aligned block is a
+                // long-lived kernel allocation (allocated, no owner, never on an LRU), so the
+                // free pages around it can merge only up to half the stride.
+                let stride = p.fragment_stride;
+                let mut from = start;
+                let mut pin = start.next_multiple_of(stride) + stride / 2;
+                while pin < end {
+                    fa.free_range(&mut frames, &pageblock_mt, from, pin);
+                    frames.flags[pin as usize] = pg::ALLOCATED;
+                    frames.owner[pin as usize] = NIL;
+                    from = pin + 1;
+                    pin += stride;
+                }
+                fa.free_range(&mut frames, &pageblock_mt, from, end);
+            } else {
+                fa.free_range(&mut frames, &pageblock_mt, start, end);
+            }
+            Zone {
+                idx: z,
+                span: layout.zones[z],
+                free_area: fa,
+                wmark: wm[z],
+                watermark_boost: 0,
+                lowmem_reserve: reserve[z],
+                nr_reserved_highatomic: 0,
+                numa_hit: 0,
+            }
+        });
+
+        let device = |d: &DeviceParams, stream: &str| {
+            BlockDevice::new(
+                d.read_latency_ns,
+                d.write_latency_ns,
+                d.bandwidth_bytes_per_sec,
+                d.latency_jitter,
+                crate::engine::Rng::for_actor(p.seed, stream),
+            )
+        };
+        Ok(Machine {
+            nid: 0,
+            zones,
+            frames,
+            pageblock_mt,
+            lruvec: Lruvec::default(),
+            swap: SwapSpace {
+                total: p.swap_pages,
+                used: 0,
+            },
+            swapdev: device(&p.swapdev, "swap-device"),
+            disk: device(&p.disk, "disk"),
+            vm: VmEvents::new(),
+            stat: NodeStats::default(),
+            kswapd: KswapdNode {
+                // kswapd starts asleep, waiting for the first wakeup_kswapd.
+                waiting: true,
+                asleep: true,
+                ..Default::default()
+            },
+            pte: Vec::new(),
+            shadow: Vec::new(),
+            regions: Vec::new(),
+            tasks: Vec::new(),
+            cfg: p.config,
+            policy: p.policy,
+            min_free_kbytes,
+            now: 0,
+            dirty_queue: Default::default(),
+            oom_victim_pending: None,
+            oom_kills: Vec::new(),
+            oom_panic: None,
+            scratch: Vec::with_capacity(64),
+            compact: [CompactState::default(); MAX_NR_ZONES],
+            kcompactd_wake: None,
+            outbox: Outbox::default(),
+            tracepoints: Tracepoints::new(p.trace),
+        })
+    }
+
+    #[inline]
+    pub fn zone_of(&self, pfn: u32) -> usize {
+        // Zones are laid out in index order; only managed ones hold frames.
+        let mut z = 0;
+        for i in 1..MAX_NR_ZONES {
+            if self.zones[i].is_managed() && pfn >= self.zones[i].free_area.start {
+                z = i;
+            }
+        }
+        z
+    }
+
+    pub fn total_free_pages(&self) -> u64 {
+        self.zones.iter().map(|z| z.free_pages()).sum()
+    }
+
+    pub fn total_managed_pages(&self) -> u64 {
+        self.zones.iter().map(|z| z.managed()).sum()
+    }
+
+    /// `zone_reclaimable_pages` (6.1.192: falls back to free pages when the zone has no LRU pages).
+    pub fn zone_reclaimable_pages(&self, z: usize) -> u64 {
+        let s = &self.lruvec.zone_size[z];
+        let mut n = s[lru::LRU_INACTIVE_FILE] + s[lru::LRU_ACTIVE_FILE];
+        if self.swap.has_free() {
+            n += s[lru::LRU_INACTIVE_ANON] + s[lru::LRU_ACTIVE_ANON];
+        }
+        if n == 0 {
+            n = self.zones[z].free_pages();
+        }
+        n
+    }
+
+    /// Managed zones up to `hz`, highest first (the zonelist order, core-mm §1.2).
+    #[inline]
+    pub fn zonelist(&self, hz: usize) -> impl Iterator<Item = usize> + '_ {
+        (0..=hz.min(MAX_NR_ZONES - 1))
+            .rev()
+            .filter(|&z| self.zones[z].is_managed())
+    }
+
+    /// Highest managed zone index not above NORMAL-or-`hz` (for sizing decisions).
+    pub fn highest_managed_zone(&self) -> usize {
+        (0..MAX_NR_ZONES)
+            .rev()
+            .find(|&z| self.zones[z].is_managed())
+            .unwrap_or(ZONE_NORMAL)
+    }
+
+    /// The zone watermark test under the machine's `watermark_check` policy.
+    #[inline]
+    pub fn zone_watermark_ok(
+        &self,
+        z: usize,
+        order: u32,
+        mark: u64,
+        hz: usize,
+        flags: u32,
+    ) -> bool {
+        self.policy
+            .wmark_check
+            .ok(&self.zones[z], order, mark, hz, flags)
+    }
+
+    /// Record a reclaim event at `ts`, if the run records them.
+    #[inline]
+    pub fn trace(&mut self, f: impl FnOnce() -> (u64, Tracepoint)) {
+        if self.tracepoints.enabled {
+            let (ts, tp) = f();
+            self.tracepoints.buf.push((ts, tp));
+        }
+    }
+}

@@ -1,0 +1,101 @@
+//! Facts a machine raises for the world: "kswapd should wake", "a write was queued on the swap
+//! device", "this process was chosen for an OOM kill". The machine does not know who acts on
+//! them; the world hands each to the actors that subscribed to it, right after the step that
+//! raised it.
+//!
+//! Pending signals are a set, taken in a fixed order (the declaration order below), so the
+//! wake-ups they cause are scheduled in the same order whatever order they were raised in.
+
+/// A fact raised by a machine operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Signal {
+    /// `wakeup_kswapd` found kswapd waiting and wants it running.
+    KswapdWake,
+    /// `wakeup_kcompactd` recorded a compaction request.
+    KcompactdWake,
+    /// A write was queued on the swap device: its completion must be delivered.
+    SwapIo,
+    /// A write was queued on the file disk.
+    DiskIo,
+    /// The OOM killer chose this task (process index) as its victim.
+    OomKill(usize),
+    /// A page-cache page was dirtied: the flusher has work.
+    Dirtied,
+    /// The OOM killer found nothing to kill: the kernel panics and the run ends.
+    Panic,
+}
+
+impl Signal {
+    fn bit(self) -> u8 {
+        match self {
+            Signal::KswapdWake => 1 << 0,
+            Signal::KcompactdWake => 1 << 1,
+            Signal::SwapIo => 1 << 2,
+            Signal::DiskIo => 1 << 3,
+            Signal::OomKill(_) => 1 << 4,
+            Signal::Dirtied => 1 << 5,
+            Signal::Panic => 1 << 6,
+        }
+    }
+}
+
+/// The signals raised since the world last looked.
+#[derive(Debug, Clone, Default)]
+pub struct Outbox {
+    pending: u8,
+    /// The victim of the pending OOM kill (at most one: no new kill until it is reaped).
+    oom_victim: usize,
+}
+
+impl Outbox {
+    #[inline]
+    pub fn raise(&mut self, s: Signal) {
+        self.pending |= s.bit();
+        if let Signal::OomKill(task) = s {
+            self.oom_victim = task;
+        }
+    }
+
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.pending == 0
+    }
+
+    /// The next pending signal, in declaration order.
+    #[inline]
+    pub fn take(&mut self) -> Option<Signal> {
+        if self.pending == 0 {
+            return None;
+        }
+        let i = self.pending.trailing_zeros();
+        self.pending &= !(1 << i);
+        Some(match i {
+            0 => Signal::KswapdWake,
+            1 => Signal::KcompactdWake,
+            2 => Signal::SwapIo,
+            3 => Signal::DiskIo,
+            4 => Signal::OomKill(self.oom_victim),
+            5 => Signal::Dirtied,
+            _ => Signal::Panic,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn taken_in_declaration_order_once_each() {
+        let mut o = Outbox::default();
+        o.raise(Signal::Dirtied);
+        o.raise(Signal::OomKill(3));
+        o.raise(Signal::KswapdWake);
+        o.raise(Signal::Dirtied);
+        assert_eq!(o.take(), Some(Signal::KswapdWake));
+        assert_eq!(o.take(), Some(Signal::OomKill(3)));
+        assert_eq!(o.take(), Some(Signal::Dirtied));
+        assert_eq!(o.take(), None);
+        assert!(o.is_empty());
+    }
+}

@@ -1,0 +1,50 @@
+//! LRU list insertion and page activation (`mm/swap.c`).
+
+use super::frames::pg;
+use super::lru::{self};
+use super::vmstat::VmEvent;
+use super::*;
+
+impl Machine {
+    // ---------------------------------------------------------------- LRU helpers
+
+    /// Put a new page on the LRU list its flags select (`folio_add_lru`).
+    #[inline]
+    pub fn lru_add(&mut self, pfn: u32) {
+        let f = self.frames.flags[pfn as usize] | pg::LRU;
+        self.frames.flags[pfn as usize] = f;
+        let z = self.zone_of(pfn);
+        self.lruvec
+            .add_head(&mut self.frames, pfn, lru::lru_of(f), z);
+    }
+
+    #[inline]
+    pub fn lru_del(&mut self, pfn: u32) {
+        let f = self.frames.flags[pfn as usize];
+        debug_assert!(f & pg::LRU != 0);
+        let z = self.zone_of(pfn);
+        self.lruvec.del(&mut self.frames, pfn, lru::lru_of(f), z);
+        self.frames.flags[pfn as usize] = f & !pg::LRU;
+    }
+
+    /// `folio_mark_accessed` for an unmapped page-cache page (core-mm §5.1).
+    #[inline]
+    pub fn mark_accessed(&mut self, pfn: u32) {
+        let f = self.frames.flags[pfn as usize];
+        if f & pg::REFERENCED == 0 {
+            self.frames.flags[pfn as usize] = f | pg::REFERENCED;
+        } else if f & pg::ACTIVE == 0 {
+            if f & pg::LRU != 0 {
+                self.lru_del(pfn);
+                self.frames.set(pfn, pg::ACTIVE);
+                self.lru_add(pfn);
+                self.vm.add(VmEvent::Pgactivate, 1);
+            } else {
+                self.frames.set(pfn, pg::ACTIVE);
+            }
+            self.frames.clear(pfn, pg::REFERENCED);
+            // workingset_activation: activations advance the workingset clock.
+            self.lruvec.nonresident_age += 1;
+        }
+    }
+}

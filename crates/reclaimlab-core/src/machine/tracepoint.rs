@@ -1,0 +1,91 @@
+//! The reclaim tracepoints (`include/trace/events/vmscan.h`) as typed records. The machine
+//! records them with their timestamp when the run asks for a trace; turning them into ftrace
+//! text is the observer's business (`observe::ftrace`), and so is knowing which task was
+//! running.
+
+use super::gfp::Gfp;
+
+/// Outcome counts of one `shrink_inactive_list` call, as the event prints them.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ShrinkInactive {
+    pub nr_scanned: u64,
+    pub nr_reclaimed: u64,
+    pub nr_dirty: u64,
+    pub nr_writeback: u64,
+    pub nr_congested: u64,
+    pub nr_immediate: u64,
+    pub nr_activate_anon: u64,
+    pub nr_activate_file: u64,
+    pub nr_ref_keep: u64,
+    pub nr_unmap_fail: u64,
+}
+
+/// One reclaim event.
+#[derive(Debug, Clone)]
+pub enum Tracepoint {
+    KswapdSleep {
+        nid: usize,
+    },
+    KswapdWake {
+        nid: usize,
+        order: u32,
+    },
+    WakeupKswapd {
+        nid: usize,
+        zid: usize,
+        order: u32,
+        gfp: Gfp,
+    },
+    DirectReclaimBegin {
+        order: u32,
+        gfp: Gfp,
+        may_writepage: bool,
+    },
+    DirectReclaimEnd {
+        nr_reclaimed: u64,
+    },
+    LruIsolate {
+        classzone: usize,
+        order: u32,
+        nr_requested: u64,
+        nr_scanned: u64,
+        nr_skipped: u64,
+        nr_taken: u64,
+        lru: usize,
+        may_unmap: bool,
+    },
+    WriteFolio {
+        pfn: u32,
+        file: bool,
+    },
+    LruShrinkInactive {
+        nid: usize,
+        stat: ShrinkInactive,
+        priority: i32,
+        file: bool,
+    },
+    LruShrinkActive {
+        nid: usize,
+        nr_taken: u64,
+        nr_active: u64,
+        nr_deactivated: u64,
+        priority: i32,
+        file: bool,
+    },
+}
+
+/// The events recorded since the world last drained them, with their timestamps.
+#[derive(Debug, Clone, Default)]
+pub struct Tracepoints {
+    pub enabled: bool,
+    pub buf: Vec<(u64, Tracepoint)>,
+}
+
+impl Tracepoints {
+    pub fn new(enabled: bool) -> Tracepoints {
+        Tracepoints {
+            enabled,
+            buf: Vec::new(),
+        }
+    }
+}

@@ -1,0 +1,393 @@
+//! The per-page half of a reclaim pass (`mm/vmscan.c`, core-mm §5.6 - §5.9): isolating pages
+//! from an LRU list, `shrink_folio_list`'s decision for each, `pageout`, and deactivation by
+//! `shrink_active_list`.
+
+use super::{ReclaimStat, ScanControl};
+use crate::machine::frames::{pg, NIL};
+use crate::machine::gfp;
+use crate::machine::lru::{is_file_lru, ANON, FILE};
+use crate::machine::memory::{PTE_NONE, PTE_SWAP};
+use crate::machine::signal::Signal;
+use crate::machine::tracepoint::{ShrinkInactive, Tracepoint};
+use crate::machine::vmstat::VmEvent;
+use crate::machine::{Machine, MAX_NR_ZONES};
+
+/// Page outcome of `shrink_folio_list`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Outcome {
+    Free,
+    Keep,
+    Activate,
+}
+
+/// `folio_check_references` result.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum FolioRef {
+    Activate,
+    Keep,
+    Reclaim,
+    ReclaimClean,
+}
+
+impl Machine {
+    /// `isolate_lru_folios` (core-mm §5.6): take up to `n` pages from the tail of `l` into
+    /// `self.scratch`. Returns the pages walked, skipped ones included.
+    pub(super) fn isolate_lru_folios(&mut self, n: u64, l: usize, sc: &ScanControl) -> u64 {
+        self.scratch.clear();
+        let mut scan = 0u64;
+        let mut total_scan = 0u64;
+        let mut skipped = [0u64; MAX_NR_ZONES];
+        let mut skipped_list: Vec<u32> = Vec::new();
+        while scan < n {
+            let pfn = self.lruvec.lists[l].tail;
+            if pfn == NIL {
+                break;
+            }
+            let z = self.zone_of(pfn);
+            total_scan += 1;
+            self.lruvec.del(&mut self.frames, pfn, l, z);
+            if z > sc.reclaim_idx {
+                skipped[z] += 1;
+                skipped_list.push(pfn);
+                continue;
+            }
+            scan += 1;
+            if !sc.may_unmap && self.page_mapped(pfn) {
+                self.lruvec.add_head(&mut self.frames, pfn, l, z);
+                continue;
+            }
+            self.frames.clear(pfn, pg::LRU);
+            self.scratch.push(pfn);
+        }
+        // Skipped pages go back on the head of the list (this disturbs LRU order, as in the kernel).
+        for pfn in skipped_list.into_iter().rev() {
+            let z = self.zone_of(pfn);
+            self.lruvec.add_head(&mut self.frames, pfn, l, z);
+        }
+        for (z, &s) in skipped.iter().enumerate() {
+            if s > 0 {
+                self.vm.add(VmEvent::pgskip(z), s);
+            }
+        }
+        let (ts, taken) = (self.now + sc.cost_ns, self.scratch.len() as u64);
+        let nr_skipped: u64 = skipped.iter().sum();
+        let (classzone, order, may_unmap) = (sc.reclaim_idx, sc.order, sc.may_unmap);
+        self.trace(|| {
+            let tp = Tracepoint::LruIsolate {
+                classzone,
+                order,
+                nr_requested: n,
+                nr_scanned: total_scan,
+                nr_skipped,
+                nr_taken: taken,
+                lru: l,
+                may_unmap,
+            };
+            (ts, tp)
+        });
+        total_scan
+    }
+
+    /// `shrink_inactive_list` (core-mm §5.7).
+    pub(super) fn shrink_inactive_list(&mut self, n: u64, l: usize, sc: &mut ScanControl) -> u64 {
+        let file = is_file_lru(l);
+        let scanned = self.isolate_lru_folios(n, l, sc);
+        let taken = self.scratch.len() as u64;
+        self.vm.add(
+            if sc.kswapd {
+                VmEvent::PgscanKswapd
+            } else {
+                VmEvent::PgscanDirect
+            },
+            scanned,
+        );
+        self.vm.add(
+            if file {
+                VmEvent::PgscanFile
+            } else {
+                VmEvent::PgscanAnon
+            },
+            scanned,
+        );
+        if taken == 0 {
+            return 0;
+        }
+        let mut stat = ReclaimStat::default();
+        let list = std::mem::take(&mut self.scratch);
+        let reclaimed = self.shrink_folio_list(&list, sc, &mut stat);
+        self.scratch = list;
+        self.vm.add(
+            if sc.kswapd {
+                VmEvent::PgstealKswapd
+            } else {
+                VmEvent::PgstealDirect
+            },
+            reclaimed,
+        );
+        self.vm.add(
+            if file {
+                VmEvent::PgstealFile
+            } else {
+                VmEvent::PgstealAnon
+            },
+            reclaimed,
+        );
+        self.lruvec.note_cost(file, stat.pageout);
+        let nr = &mut sc.nr;
+        nr.dirty += stat.dirty;
+        nr.congested += stat.congested;
+        nr.unqueued_dirty += stat.unqueued_dirty;
+        nr.writeback += stat.writeback;
+        nr.immediate += stat.immediate;
+        nr.taken += taken;
+        if file {
+            nr.file_taken += taken;
+        }
+        if self.tracepoints.enabled {
+            let ev = ShrinkInactive {
+                nr_scanned: taken,
+                nr_reclaimed: reclaimed,
+                nr_dirty: stat.dirty,
+                nr_writeback: stat.writeback,
+                nr_congested: stat.congested,
+                nr_immediate: stat.immediate,
+                nr_activate_anon: stat.activate[ANON],
+                nr_activate_file: stat.activate[FILE],
+                nr_ref_keep: stat.ref_keep,
+                nr_unmap_fail: stat.unmap_fail,
+            };
+            let (ts, nid, prio) = (self.now + sc.cost_ns, self.nid, sc.priority);
+            self.trace(|| {
+                let tp = Tracepoint::LruShrinkInactive {
+                    nid,
+                    stat: ev,
+                    priority: prio,
+                    file,
+                };
+                (ts, tp)
+            });
+        }
+        reclaimed
+    }
+
+    /// `folio_check_references` (core-mm §5.8 step 7).
+    #[inline]
+    fn folio_check_references(&mut self, pfn: u32, anon: bool, stat: &mut ReclaimStat) -> FolioRef {
+        let young = self.folio_referenced(pfn) > 0;
+        let was_ref = self.frames.test_and_clear(pfn, pg::REFERENCED);
+        if young {
+            self.frames.set(pfn, pg::REFERENCED);
+            if was_ref {
+                return FolioRef::Activate;
+            }
+            stat.ref_keep += 1;
+            return FolioRef::Keep;
+        }
+        if was_ref && !anon {
+            FolioRef::ReclaimClean
+        } else {
+            FolioRef::Reclaim
+        }
+    }
+
+    /// `shrink_folio_list` (core-mm §5.8) over the isolated pages in `list`, oldest first.
+    /// Survivors go back on the LRU; freed pages go to the buddy allocator.
+    fn shrink_folio_list(
+        &mut self,
+        list: &[u32],
+        sc: &mut ScanControl,
+        stat: &mut ReclaimStat,
+    ) -> u64 {
+        let cost = self.cfg.cost.clone();
+        let mut reclaimed = 0u64;
+        for &pfn in list {
+            sc.nr_scanned += 1;
+            let f = self.frames.flags[pfn as usize];
+            let anon = f & pg::SWAPBACKED != 0;
+            sc.cost_ns += if self.page_mapped(pfn) {
+                cost.scan_mapped_ns
+            } else {
+                cost.scan_unmapped_ns
+            };
+            let out = self.decide_folio(pfn, f, anon, sc, stat);
+            match out {
+                Outcome::Free => {
+                    self.frames.flags[pfn as usize] = 0;
+                    self.free_frame(pfn);
+                    sc.cost_ns += cost.free_page_ns;
+                    reclaimed += 1;
+                }
+                Outcome::Keep => self.lru_add(pfn),
+                Outcome::Activate => {
+                    let f = self.frames.flags[pfn as usize];
+                    if f & pg::SWAPCACHE != 0 && f & pg::WRITEBACK == 0 && self.swap.is_half_full()
+                    {
+                        self.drop_swap_copy(pfn);
+                    }
+                    self.frames.set(pfn, pg::ACTIVE);
+                    stat.activate[if anon { ANON } else { FILE }] += 1;
+                    self.lru_add(pfn);
+                    // Pages put back on the active list advance the workingset clock.
+                    self.lruvec.nonresident_age += 1;
+                }
+            }
+        }
+        self.vm.add(
+            VmEvent::Pgactivate,
+            stat.activate[ANON] + stat.activate[FILE],
+        );
+        reclaimed
+    }
+
+    /// `folio_free_swap`: the page keeps its data in memory only, so it must be written again.
+    fn drop_swap_copy(&mut self, pfn: u32) {
+        self.frames.clear(pfn, pg::SWAPCACHE);
+        self.frames.set(pfn, pg::DIRTY);
+        self.swap.free();
+        self.stat.nr_swapcached -= 1;
+    }
+
+    /// The per-page decision procedure of `shrink_folio_list`.
+    fn decide_folio(
+        &mut self,
+        pfn: u32,
+        f: u16,
+        anon: bool,
+        sc: &mut ScanControl,
+        stat: &mut ReclaimStat,
+    ) -> Outcome {
+        if !anon {
+            if f & (pg::DIRTY | pg::WRITEBACK) != 0 {
+                stat.dirty += 1;
+            }
+            if f & pg::DIRTY != 0 && f & pg::WRITEBACK == 0 {
+                stat.unqueued_dirty += 1;
+            }
+            if f & pg::WRITEBACK != 0 && f & pg::RECLAIM != 0 {
+                stat.congested += 1;
+            }
+        }
+        if f & pg::WRITEBACK != 0 {
+            if sc.kswapd && f & pg::RECLAIM != 0 && self.kswapd.pgdat_writeback {
+                stat.immediate += 1;
+                return Outcome::Activate;
+            }
+            self.frames.set(pfn, pg::RECLAIM);
+            stat.writeback += 1;
+            return Outcome::Activate;
+        }
+        let reference = self.folio_check_references(pfn, anon, stat);
+        match reference {
+            FolioRef::Activate => return Outcome::Activate,
+            FolioRef::Keep => return Outcome::Keep,
+            _ => {}
+        }
+        if anon && f & pg::SWAPCACHE == 0 {
+            if sc.gfp & gfp::__GFP_IO == 0 {
+                return Outcome::Keep;
+            }
+            if !self.swap.alloc() {
+                return Outcome::Activate;
+            }
+            self.frames.set(pfn, pg::SWAPCACHE | pg::DIRTY);
+            self.stat.nr_swapcached += 1;
+        }
+        if self.page_mapped(pfn) {
+            // Only anonymous pages are mapped in the model (files are read and written).
+            self.try_to_unmap(pfn);
+        }
+        if self.frames.test(pfn, pg::DIRTY) {
+            if !anon && (!sc.kswapd || f & pg::RECLAIM == 0 || !self.kswapd.pgdat_dirty) {
+                // Direct reclaim never writes file pages; kswapd only "seen twice" ones on a
+                // node flagged dirty. Tag it so it is freed as soon as the flusher is done.
+                self.stat.nr_vmscan_immediate_reclaim += 1;
+                self.frames.set(pfn, pg::RECLAIM);
+                return Outcome::Activate;
+            }
+            if reference == FolioRef::ReclaimClean || !sc.may_writepage {
+                return Outcome::Keep;
+            }
+            self.pageout(pfn, anon, sc);
+            stat.pageout += 1;
+            return Outcome::Keep;
+        }
+        // Clean and unmapped: __remove_mapping, leaving a shadow entry behind.
+        let vp = self.frames.owner[pfn as usize];
+        if anon {
+            self.stat.nr_swapcached -= 1;
+            if vp == NIL {
+                // Its process exited while the page was being written.
+                self.swap.free();
+            } else {
+                let shadow = self.workingset_eviction(pfn);
+                self.shadow[vp as usize] = shadow;
+                self.pte[vp as usize] = PTE_SWAP;
+            }
+        } else {
+            self.stat.nr_file_pages -= 1;
+            if vp != NIL {
+                let shadow = self.workingset_eviction(pfn);
+                self.shadow[vp as usize] = shadow;
+                self.pte[vp as usize] = PTE_NONE;
+            }
+        }
+        Outcome::Free
+    }
+
+    /// `pageout`: start asynchronous writeback (swap for anon, the disk for file pages).
+    fn pageout(&mut self, pfn: u32, anon: bool, sc: &mut ScanControl) {
+        sc.cost_ns += self.cfg.cost.swapout_submit_ns;
+        let ts = self.now + sc.cost_ns;
+        self.trace(|| (ts, Tracepoint::WriteFolio { pfn, file: !anon }));
+        self.stat.nr_vmscan_write += 1;
+        if anon {
+            self.frames.clear(pfn, pg::DIRTY);
+            self.frames.set(pfn, pg::WRITEBACK | pg::RECLAIM);
+            self.stat.nr_writeback += 1;
+            self.vm.add(VmEvent::Pswpout, 1);
+            self.vm.add(VmEvent::Pgpgout, 4);
+            self.swapdev.submit_write(self.now + sc.cost_ns, pfn);
+            self.outbox.raise(Signal::SwapIo);
+        } else {
+            self.start_file_writeback(pfn);
+            self.frames.set(pfn, pg::RECLAIM);
+        }
+    }
+
+    /// `shrink_active_list` (core-mm §5.9): deactivate up to `n` pages from the active tail.
+    pub fn shrink_active_list(&mut self, n: u64, l: usize, sc: &mut ScanControl) {
+        let scanned = self.isolate_lru_folios(n, l, sc);
+        self.vm.add(VmEvent::Pgrefill, scanned);
+        let list = std::mem::take(&mut self.scratch);
+        let mut nr_deactivate = 0u64;
+        for &pfn in &list {
+            sc.cost_ns += if self.page_mapped(pfn) {
+                self.cfg.cost.scan_mapped_ns
+            } else {
+                self.cfg.cost.scan_unmapped_ns
+            };
+            // folio_referenced harvests (clears) the young bits; only executable file pages
+            // would be kept active for it, and the model has none.
+            self.folio_referenced(pfn);
+            self.frames.clear(pfn, pg::ACTIVE);
+            self.frames.set(pfn, pg::WORKINGSET);
+            self.lru_add(pfn);
+            nr_deactivate += 1;
+        }
+        let nr_taken = list.len() as u64;
+        self.scratch = list;
+        self.vm.add(VmEvent::Pgdeactivate, nr_deactivate);
+        let (ts, nid, prio, file) = (self.now + sc.cost_ns, self.nid, sc.priority, is_file_lru(l));
+        self.trace(|| {
+            let tp = Tracepoint::LruShrinkActive {
+                nid,
+                nr_taken,
+                nr_active: 0,
+                nr_deactivated: nr_deactivate,
+                priority: prio,
+                file,
+            };
+            (ts, tp)
+        });
+    }
+}

@@ -1,0 +1,462 @@
+//! A run: build the world a scenario describes (its machine, kernel threads, workload threads
+//! and observers), run it to its end, and render the outputs. This is the only module that
+//! knows the scenario, the policy registry, the actors and the observers all at once.
+
+use std::time::Instant;
+
+use crate::actors::blkdev_io::{BlkdevIo, Device};
+use crate::actors::flusher::{Flusher, FLUSHER_PERIOD_NS};
+use crate::actors::kcompactd::Kcompactd;
+use crate::actors::kswapd::{Kswapd, KSWAPD_PID};
+use crate::actors::oom_reaper::OomReaper;
+use crate::actors::workload::trace::TraceReplay;
+use crate::actors::workload::{Origin, Thread};
+use crate::engine::ActorId;
+use crate::machine::blkdev::DeviceParams;
+use crate::machine::layout::{self, ZoneLayout};
+use crate::machine::{Machine, MachineConfig, MachineParams, MachinePolicies, PAGE_SIZE};
+use crate::observe::ftrace::{TaskId, TaskTracer, TraceFormat, Tracer};
+use crate::observe::invariants::Checker;
+use crate::observe::render;
+use crate::observe::timeseries::{Sampler, Timeseries};
+use crate::policy;
+use crate::scenario::Scenario;
+use crate::world::{Failure, World};
+
+/// Workload threads get pids from here on, in thread order (kswapd0 is 70).
+pub const FIRST_TASK_PID: u32 = 1000;
+
+/// How often the invariant checker runs (every frame in exactly one place; free + used = total;
+/// counters never decrease). It is a debugging and testing aid: off by default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum InvariantMode {
+    #[default]
+    Off,
+    /// After every event (use on small scenarios).
+    EveryEvent,
+    /// After every Nth event.
+    Periodic(u64),
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// Overrides the scenario's seed.
+    pub seed: Option<u64>,
+    pub invariants: InvariantMode,
+    /// Record an ftrace stream of the reclaim events in this format.
+    pub trace: Option<TraceFormat>,
+}
+
+#[derive(Debug, Clone)]
+pub struct RunOutput {
+    /// `/proc/vmstat` text at the end of the run.
+    pub vmstat: String,
+    /// `/proc/zoneinfo` text at the end of the run.
+    pub zoneinfo: String,
+    /// `/proc/buddyinfo` text at the end of the run.
+    pub buddyinfo: String,
+    /// `summary.json` content (pretty-printed, keys in a fixed order, trailing newline).
+    pub summary_json: String,
+    pub timeseries: Timeseries,
+    /// The vmstat event counters as (name, value), in /proc/vmstat order.
+    pub counters: Vec<(String, u64)>,
+    /// Wall-clock time of the run (not part of any output file: it is not deterministic).
+    pub wall_ns: u64,
+    /// Events processed.
+    pub events: u64,
+    /// The `trace` file (ftrace text), when `RunOptions::trace` asked for one.
+    pub trace: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum SimError {
+    /// The scenario is valid TOML but describes a machine that cannot be built.
+    Config(String),
+    /// An invariant check failed (a simulator bug); the message says which and when.
+    Invariant(String),
+    /// The progress callback asked to stop (e.g. Ctrl-C).
+    Interrupted,
+    /// A workload's trace file cannot be read or is malformed (the error names the record).
+    Trace(crate::trace::TraceError),
+}
+
+impl std::fmt::Display for SimError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SimError::Config(m) => write!(f, "configuration error: {m}"),
+            SimError::Invariant(m) => write!(f, "invariant violated: {m}"),
+            SimError::Interrupted => write!(f, "interrupted"),
+            SimError::Trace(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for SimError {}
+
+impl From<Failure> for SimError {
+    fn from(f: Failure) -> SimError {
+        match f {
+            Failure::Trace(e) => SimError::Trace(e),
+        }
+    }
+}
+
+/// The machine's zones: from a captured `/proc/zoneinfo` or sized from the configured RAM.
+pub fn host_layout(scn: &Scenario) -> Result<ZoneLayout, SimError> {
+    match &scn.host.zoneinfo {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| SimError::Config(format!("cannot read zoneinfo {path}: {e}")))?;
+            layout::parse_zoneinfo(&text)
+                .map(|p| p.layout)
+                .map_err(|e| SimError::Config(format!("{path}: {e}")))
+        }
+        None => ZoneLayout::for_host(&scn.host).map_err(SimError::Config),
+    }
+}
+
+/// The host machine a scenario describes, all memory free.
+pub fn host_machine(scn: &Scenario, seed: u64, trace: bool) -> Result<Machine, SimError> {
+    let choices = &scn.policy.choices;
+    let device = |read, write, bw, jitter| DeviceParams {
+        read_latency_ns: read,
+        write_latency_ns: write,
+        bandwidth_bytes_per_sec: bw,
+        latency_jitter: jitter,
+    };
+    let (s, d) = (&scn.swap, &scn.disk);
+    Machine::new(MachineParams {
+        layout: host_layout(scn)?,
+        thp: scn.host.thp,
+        min_free_kbytes: scn.sysctl.min_free_kbytes,
+        watermark_scale_factor: scn.sysctl.watermark_scale_factor,
+        lowmem_reserve_ratio: scn.sysctl.lowmem_reserve_ratio,
+        fragmented_zone: scn.host.fragmented_zone,
+        fragment_stride: scn.host.fragment_stride,
+        swap_pages: s.size_bytes / PAGE_SIZE,
+        swapdev: device(
+            s.read_latency_ns,
+            s.write_latency_ns,
+            s.bandwidth_bytes_per_sec,
+            s.latency_jitter,
+        ),
+        disk: device(
+            d.read_latency_ns,
+            d.write_latency_ns,
+            d.bandwidth_bytes_per_sec,
+            d.latency_jitter,
+        ),
+        config: MachineConfig {
+            swappiness: scn.sysctl.swappiness,
+            cost: scn.cost.clone(),
+            readahead_pages: d.readahead_pages.max(1),
+            dirty_ratio: scn.writeback.dirty_ratio,
+            dirty_background_ratio: scn.writeback.dirty_background_ratio,
+        },
+        watermarks: policy::watermarks::SWITCH.make(choices.get("watermarks")),
+        policy: MachinePolicies {
+            balance: policy::kswapd_balance::SWITCH.make(choices.get("kswapd_balance")),
+            wmark_check: policy::watermark_check::SWITCH.make(choices.get("watermark_check")),
+        },
+        seed,
+        trace,
+    })
+    .map_err(SimError::Config)
+}
+
+/// Run one scenario to completion. `progress(now_ns, end_ns)` is called before the first event
+/// and then about every 20 ms of wall time; returning `false` stops the run with `Interrupted`.
+pub fn run(
+    scenario: &Scenario,
+    opts: &RunOptions,
+    progress: &mut dyn FnMut(u64, u64) -> bool,
+) -> Result<RunOutput, SimError> {
+    let mut run = Run::new(scenario, opts)?;
+    run.go(progress)?;
+    Ok(run.output())
+}
+
+struct Run<'a> {
+    scn: &'a Scenario,
+    opts: RunOptions,
+    seed: u64,
+    world: World,
+    threads: Vec<ActorId>,
+    kswapd: ActorId,
+    sampler: ActorId,
+    end_ns: u64,
+    has_duration: bool,
+    events: u64,
+    invariants: Option<Checker>,
+    stop_reason: String,
+    wall_start: Instant,
+    wall_ns: u64,
+}
+
+impl<'a> Run<'a> {
+    fn new(scn: &'a Scenario, opts: &RunOptions) -> Result<Run<'a>, SimError> {
+        let seed = opts.seed.unwrap_or(scn.sim.seed);
+        let mut machine = host_machine(scn, seed, opts.trace.is_some())?;
+        let cpus = scn.host.cpus.max(1);
+
+        // Workload threads, in scenario order: each workload is a process of the machine.
+        let mut threads: Vec<Thread> = Vec::new();
+        let mut trace_anon_pages = 0u64;
+        for w in &scn.workloads {
+            let task = machine.add_task(&w.name, w.oom_score_adj);
+            let deadline = w.duration_ns.map(|d| w.start_ns + d);
+            let origin = |i: usize| Origin {
+                workload: &w.name,
+                task,
+                pid: FIRST_TASK_PID + i as u32,
+                cpu: (i as u32 + 1) % cpus,
+                seed,
+                start_ns: w.start_ns,
+                deadline_ns: deadline,
+            };
+            let region = |m: &mut Machine, pages: u64, anon: bool| {
+                m.add_region(task, pages, anon)
+                    .map(|r| m.regions[r].base)
+                    .map_err(SimError::Config)
+            };
+            if let Some(a) = &w.anon {
+                let pages = a.size_bytes.div_ceil(PAGE_SIZE);
+                let base = region(&mut machine, pages, true)?;
+                threads.push(Thread::anon(&origin(threads.len()), a, base, pages as u32));
+            }
+            if let Some(f) = &w.file {
+                let pages = f.size_bytes.div_ceil(PAGE_SIZE);
+                let base = region(&mut machine, pages, false)?;
+                threads.push(Thread::file(&origin(threads.len()), f, base, pages as u32));
+            }
+            if let Some(spec) = &w.trace {
+                let mut replay = TraceReplay::scan(spec).map_err(SimError::Trace)?;
+                let mut bases = [0u32; 2];
+                for (i, (pages, anon)) in [(replay.anon_pages, true), (replay.file_pages, false)]
+                    .into_iter()
+                    .enumerate()
+                {
+                    if pages > 0 {
+                        bases[i] = region(&mut machine, pages, anon)?;
+                    }
+                }
+                trace_anon_pages += replay.anon_pages;
+                replay.place(bases[0], bases[1]);
+                threads.push(Thread::trace(&origin(threads.len()), spec, replay));
+            }
+            if let Some(spec) = &w.highorder {
+                threads.push(Thread::highorder(&origin(threads.len()), spec));
+            }
+        }
+        for t in &threads {
+            machine.mmget(t.task);
+        }
+        if !scn.oom.allowed && trace_anon_pages > 0 {
+            // The parser checked the anon tables; the traces' anonymous sizes are known only now.
+            let anon: u64 = scn
+                .workloads
+                .iter()
+                .filter_map(|w| w.anon.as_ref())
+                .map(|a| a.size_bytes.div_ceil(PAGE_SIZE))
+                .sum();
+            let need = anon + trace_anon_pages;
+            let have = machine.total_managed_pages() + machine.swap.total;
+            if need > have {
+                return Err(SimError::Config(format!(
+                    "the workloads' anonymous memory ({need} pages, {trace_anon_pages} of them \
+                     traces' objects) exceeds RAM + swap ({have} pages) and no OOM kill is \
+                     allowed: set allowed = true in [oom], add swap, or replay a smaller trace"
+                )));
+            }
+        }
+
+        let sampler = Sampler::new(&machine, cpus as usize, scn.sim.sample_interval_ns);
+        let invariants = (opts.invariants != InvariantMode::Off).then(|| Checker::new(&machine));
+        let mut world = World::new(vec![machine], &[cpus], false);
+        let choices = &scn.policy.choices;
+
+        // Registration order is the order of first scheduling: workload threads at their
+        // start, the sampler at 0, the flusher at its first period (ties at one nanosecond run
+        // in that order). The kernel threads start idle.
+        let starts: Vec<(u64, u32, String)> = threads
+            .iter()
+            .map(|t| (t.start_ns, t.pid, t.name.clone()))
+            .collect();
+        let thread_ids: Vec<ActorId> = threads
+            .into_iter()
+            .map(|t| world.add_actor(Box::new(t)))
+            .collect();
+        for (&id, &(start, _, _)) in thread_ids.iter().zip(&starts) {
+            world.start(id, start);
+        }
+        let sampler_id = world.add_observer(Box::new(sampler));
+        world.start(sampler_id, 0);
+        let kswapd = world.add_actor(Box::new(Kswapd::new(
+            policy::kswapd_loop::SWITCH.make(choices.get("kswapd_loop")),
+            policy::kcompactd::SWITCH.make(choices.get("kcompactd")),
+        )));
+        world.add_actor(Box::new(BlkdevIo {
+            device: Device::Swap,
+        }));
+        world.add_actor(Box::new(BlkdevIo {
+            device: Device::Disk,
+        }));
+        let flusher = world.add_actor(Box::new(Flusher));
+        world.start(flusher, FLUSHER_PERIOD_NS);
+        world.add_actor(Box::new(OomReaper::new(scn.oom.reaper_delay_ns)));
+        world.add_actor(Box::new(Kcompactd));
+
+        if let Some(format) = opts.trace {
+            let kswapd0 = TaskId::new("kswapd0", KSWAPD_PID, 0);
+            let mut sink = TaskTracer::new(Tracer::new(format, cpus), kswapd0.clone());
+            sink.set_task(kswapd, kswapd0);
+            for (&id, (_, pid, name)) in thread_ids.iter().zip(&starts) {
+                let i = (pid - FIRST_TASK_PID) as usize;
+                sink.set_task(id, TaskId::new(name, *pid, (i as u32 + 1) % cpus));
+            }
+            world.set_trace_sink(Box::new(sink));
+        }
+
+        let (end_ns, has_duration) = match scn.sim.duration_ns {
+            Some(d) => (d, true),
+            None => (scn.sim.max_duration_ns, false),
+        };
+        Ok(Run {
+            scn,
+            opts: opts.clone(),
+            seed,
+            world,
+            threads: thread_ids,
+            kswapd,
+            sampler: sampler_id,
+            end_ns,
+            has_duration,
+            events: 0,
+            invariants,
+            stop_reason: String::new(),
+            wall_start: Instant::now(),
+            wall_ns: 0,
+        })
+    }
+
+    fn go(&mut self, progress: &mut dyn FnMut(u64, u64) -> bool) -> Result<(), SimError> {
+        let mut last_report = Instant::now();
+        self.stop_reason = "duration reached".into();
+        // Once before the first event, so a caller can always stop a run it started.
+        if !progress(0, self.end_ns) {
+            return Err(SimError::Interrupted);
+        }
+        while self.world.step(self.end_ns) {
+            if let Some(f) = self.world.take_failure() {
+                return Err(f.into());
+            }
+            self.events += 1;
+            match self.opts.invariants {
+                InvariantMode::Off => {}
+                InvariantMode::EveryEvent => self.check_invariants()?,
+                InvariantMode::Periodic(n) => {
+                    if n > 0 && self.events.is_multiple_of(n) {
+                        self.check_invariants()?;
+                    }
+                }
+            }
+            if self.events.is_multiple_of(1024) && last_report.elapsed().as_millis() >= 20 {
+                last_report = Instant::now();
+                if !progress(self.world.now(), self.end_ns) {
+                    return Err(SimError::Interrupted);
+                }
+            }
+            if let Some((_, why)) = &self.world.panic {
+                self.stop_reason = format!("kernel panic: {why}");
+                break;
+            }
+            if !self.has_duration && !self.world.held_open() {
+                self.stop_reason = "all workloads finished".into();
+                break;
+            }
+        }
+        if self.world.now() >= self.end_ns && !self.has_duration {
+            self.stop_reason = "max_duration reached".into();
+        }
+        if self.has_duration {
+            self.world.advance_to(self.end_ns);
+        } else {
+            self.world.advance_to(self.world.now());
+        }
+        if self.opts.invariants != InvariantMode::Off {
+            self.check_invariants()?;
+        }
+        self.wall_ns = self.wall_start.elapsed().as_nanos() as u64;
+        Ok(())
+    }
+
+    fn check_invariants(&mut self) -> Result<(), SimError> {
+        let now = self.world.now();
+        let checker = self
+            .invariants
+            .as_mut()
+            .expect("checker built when invariants are on");
+        checker
+            .check(&self.world.machines[0])
+            .map_err(|m| SimError::Invariant(format!("at {now} ns: {m}")))
+    }
+
+    fn output(self) -> RunOutput {
+        let now = self.world.now();
+        let cpus = self.scn.host.cpus as u64;
+        // A final sample at the end time, unless one was just taken.
+        let mut sampler = self
+            .world
+            .observers()
+            .find_map(|o| o.as_any().downcast_ref::<Sampler>())
+            .expect("the run has a sampler")
+            .clone();
+        let _ = self.sampler;
+        if sampler.last_time() != Some(now) {
+            sampler.sample(now, &self.world);
+        }
+        let node = &self.world.machines[0];
+        let counters: Vec<(String, u64)> =
+            node.vm.named().map(|(n, v)| (n.to_string(), v)).collect();
+        let kswapd = self
+            .world
+            .actor(self.kswapd)
+            .and_then(|a| a.as_any().downcast_ref::<Kswapd>())
+            .expect("the run has a kswapd");
+        let threads: Vec<&Thread> = self
+            .threads
+            .iter()
+            .filter_map(|&id| self.world.actor(id))
+            .filter_map(|a| a.as_any().downcast_ref::<Thread>())
+            .collect();
+        let scenario_toml = crate::scenario::show::to_toml(self.scn);
+        let summary = crate::observe::summary::build(&crate::observe::summary::SummaryInput {
+            name: &self.scn.name,
+            scenario_toml: &scenario_toml,
+            seed: self.seed,
+            node,
+            kswapd,
+            threads: &threads,
+            cpus: &self.world.cpus[0],
+            end_ns: now,
+            events: self.events,
+            stop_reason: &self.stop_reason,
+        });
+        let trace = self
+            .world
+            .trace_sink()
+            .and_then(|s| s.as_any().downcast_ref::<TaskTracer>())
+            .map(|t| t.tracer.finish());
+        RunOutput {
+            vmstat: render::vmstat_text(node),
+            zoneinfo: render::zoneinfo_text(node, cpus),
+            buddyinfo: render::buddyinfo_text(node, cpus),
+            summary_json: summary,
+            timeseries: sampler.finish(),
+            counters,
+            wall_ns: self.wall_ns,
+            events: self.events,
+            trace,
+        }
+    }
+}

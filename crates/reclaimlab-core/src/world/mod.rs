@@ -1,0 +1,311 @@
+//! The world: machines, the actors that run on them, the observers that watch, one event queue
+//! and one clock.
+//!
+//! One step of the world: pop the actor (or observer) due first; under the `shared` CPU
+//! discipline, put it back if its CPU is still busy; run it with a [`StepCx`]; charge its CPU;
+//! apply the [`Wake`] it returns; then hand every [`Signal`] its machine raised during the step
+//! to the actors that want it (in signal order, then actor order), and the recorded tracepoints
+//! to the trace sink. Ties at the same nanosecond run in the order they were scheduled, so the
+//! whole run is deterministic.
+
+pub mod actor;
+
+use std::any::Any;
+
+use crate::engine::cpu::Cpus;
+use crate::engine::{ActorId, EventQueue};
+use crate::machine::tracepoint::Tracepoint;
+use crate::machine::{Machine, Signal};
+pub use actor::{Actor, Failure, MachineId, StepCx, Wake};
+
+/// Something that reads the world at times of its choosing and never changes it (the time
+/// series sampler).
+pub trait Observer {
+    /// Read the world at `now`; returns when to look next.
+    fn observe(&mut self, now: u64, world: &World) -> Option<u64>;
+    fn as_any(&self) -> &dyn Any;
+}
+
+/// Receives the tracepoints each actor's step recorded, in order, with who recorded them.
+pub trait TraceSink {
+    fn record(&mut self, machine: MachineId, actor: ActorId, ts: u64, tp: &Tracepoint);
+    fn as_any(&self) -> &dyn Any;
+}
+
+enum Slot {
+    Actor(Box<dyn Actor>),
+    Observer(Option<Box<dyn Observer>>),
+}
+
+pub(crate) fn apply(q: &mut EventQueue, id: ActorId, wake: Wake) {
+    match wake {
+        Wake::At(t) => q.schedule(id, t),
+        Wake::NoLaterThan(t) => q.schedule_no_later_than(id, t),
+        Wake::IfIdle(t) => {
+            if q.due(id).is_none() {
+                q.schedule(id, t);
+            }
+        }
+        Wake::Idle | Wake::Done => q.cancel(id),
+    }
+}
+
+pub struct World {
+    pub machines: Vec<Machine>,
+    /// CPUs of each machine.
+    pub cpus: Vec<Cpus>,
+    slots: Vec<Slot>,
+    /// Per slot: finished for good.
+    done: Vec<bool>,
+    /// Per slot: the actor holds the run open (cached after each call into it).
+    open: Vec<bool>,
+    n_open: usize,
+    queue: EventQueue,
+    /// Per machine, per signal kind: the actors that want it, in id order.
+    subscribers: Vec<Vec<(Signal, Vec<ActorId>)>>,
+    trace: Option<Box<dyn TraceSink>>,
+    failure: Option<Failure>,
+    /// The machine whose kernel panicked, and why.
+    pub panic: Option<(MachineId, String)>,
+}
+
+/// Signal kinds, one representative each (an OOM kill's victim does not matter for routing).
+const SIGNAL_KINDS: [Signal; 7] = [
+    Signal::KswapdWake,
+    Signal::KcompactdWake,
+    Signal::SwapIo,
+    Signal::DiskIo,
+    Signal::OomKill(0),
+    Signal::Dirtied,
+    Signal::Panic,
+];
+
+fn kind_index(s: Signal) -> usize {
+    match s {
+        Signal::KswapdWake => 0,
+        Signal::KcompactdWake => 1,
+        Signal::SwapIo => 2,
+        Signal::DiskIo => 3,
+        Signal::OomKill(_) => 4,
+        Signal::Dirtied => 5,
+        Signal::Panic => 6,
+    }
+}
+
+impl World {
+    /// A world of these machines, each with `cpus[m]` CPUs; `shared` CPU discipline or not.
+    pub fn new(machines: Vec<Machine>, cpus: &[u32], shared: bool) -> World {
+        let n = machines.len();
+        World {
+            cpus: (0..n).map(|m| Cpus::new(cpus[m], shared)).collect(),
+            machines,
+            slots: Vec::new(),
+            done: Vec::new(),
+            open: Vec::new(),
+            n_open: 0,
+            queue: EventQueue::new(),
+            subscribers: (0..n)
+                .map(|_| SIGNAL_KINDS.iter().map(|&s| (s, Vec::new())).collect())
+                .collect(),
+            trace: None,
+            failure: None,
+            panic: None,
+        }
+    }
+
+    /// Add an actor; it starts with the given wake-up (`Idle`: until something wakes it).
+    pub fn add_actor(&mut self, actor: Box<dyn Actor>) -> ActorId {
+        let id = self.queue.add_actor();
+        let m = actor.machine();
+        for (sig, subs) in &mut self.subscribers[m] {
+            if actor.wants(*sig) {
+                subs.push(id);
+            }
+        }
+        let open = actor.holds_run_open();
+        self.n_open += open as usize;
+        self.open.push(open);
+        self.done.push(false);
+        self.slots.push(Slot::Actor(actor));
+        id
+    }
+
+    /// Add an observer.
+    pub fn add_observer(&mut self, observer: Box<dyn Observer>) -> ActorId {
+        let id = self.queue.add_actor();
+        self.open.push(false);
+        self.done.push(false);
+        self.slots.push(Slot::Observer(Some(observer)));
+        id
+    }
+
+    /// Set when an actor or observer first runs.
+    pub fn start(&mut self, id: ActorId, at: u64) {
+        self.queue.schedule(id, at);
+    }
+
+    pub fn set_trace_sink(&mut self, sink: Box<dyn TraceSink>) {
+        self.trace = Some(sink);
+    }
+
+    pub fn trace_sink(&self) -> Option<&dyn TraceSink> {
+        self.trace.as_deref()
+    }
+
+    pub fn take_trace_sink(&mut self) -> Option<Box<dyn TraceSink>> {
+        self.trace.take()
+    }
+
+    #[inline]
+    pub fn now(&self) -> u64 {
+        self.queue.now()
+    }
+
+    /// Actors and observers, by id.
+    pub fn actor(&self, id: ActorId) -> Option<&dyn Actor> {
+        match &self.slots[id as usize] {
+            Slot::Actor(a) => Some(a.as_ref()),
+            Slot::Observer(_) => None,
+        }
+    }
+
+    pub fn actors(&self) -> impl Iterator<Item = (ActorId, &dyn Actor)> {
+        self.slots.iter().enumerate().filter_map(|(i, s)| match s {
+            Slot::Actor(a) => Some((i as ActorId, a.as_ref())),
+            Slot::Observer(_) => None,
+        })
+    }
+
+    pub fn observers(&self) -> impl Iterator<Item = &dyn Observer> {
+        self.slots.iter().filter_map(|s| match s {
+            Slot::Observer(Some(o)) => Some(o.as_ref()),
+            _ => None,
+        })
+    }
+
+    /// Whether some actor still holds a run without a fixed duration open.
+    pub fn held_open(&self) -> bool {
+        self.n_open > 0
+    }
+
+    /// The failure an actor met, if any (the run stops).
+    pub fn take_failure(&mut self) -> Option<Failure> {
+        self.failure.take()
+    }
+
+    /// Advance the clock without running anything (the end of a run with a fixed duration).
+    pub fn advance_to(&mut self, t: u64) {
+        self.queue.advance_to(t);
+        for m in &mut self.machines {
+            m.now = self.queue.now();
+        }
+    }
+
+    /// Run the next due actor or observer, if one is due at or before `limit`. Returns whether
+    /// one ran.
+    pub fn step(&mut self, limit: u64) -> bool {
+        let Some(id) = self.queue.pop(limit) else {
+            return false;
+        };
+        let now = self.queue.now();
+        for m in &mut self.machines {
+            m.now = now;
+        }
+        let i = id as usize;
+        match &mut self.slots[i] {
+            Slot::Observer(o) => {
+                let mut obs = o.take().expect("observer present");
+                let next = obs.observe(now, self);
+                if let Some(t) = next {
+                    self.queue.schedule(id, t);
+                }
+                self.slots[i] = Slot::Observer(Some(obs));
+            }
+            Slot::Actor(a) => {
+                let (home, cpu) = (a.machine(), a.cpu());
+                if let Some(free) = self.cpus[home].admit(cpu, now) {
+                    self.queue.schedule(id, free);
+                    return true;
+                }
+                let mut cx = StepCx {
+                    now,
+                    me: id,
+                    home,
+                    machines: &mut self.machines,
+                    queue: &mut self.queue,
+                    charged: 0,
+                    failure: &mut self.failure,
+                };
+                let wake = a.step(&mut cx);
+                let charged = cx.charged;
+                self.cpus[home].charge(cpu, now, charged);
+                self.after_call(id, Some(wake));
+                self.deliver(home);
+            }
+        }
+        true
+    }
+
+    /// Bookkeeping after a call into actor `id`: apply its wake, note whether it is finished
+    /// or holds the run open, pass on its tracepoints.
+    fn after_call(&mut self, id: ActorId, wake: Option<Wake>) {
+        let i = id as usize;
+        if let Some(wake) = wake {
+            apply(&mut self.queue, id, wake);
+            if wake == Wake::Done {
+                self.done[i] = true;
+            }
+        }
+        if let Slot::Actor(a) = &self.slots[i] {
+            let open = a.holds_run_open() && !self.done[i];
+            if open != self.open[i] {
+                self.open[i] = open;
+                if open {
+                    self.n_open += 1;
+                } else {
+                    self.n_open -= 1;
+                }
+            }
+        }
+        if let Some(sink) = self.trace.as_deref_mut() {
+            for (m, machine) in self.machines.iter_mut().enumerate() {
+                for (ts, tp) in machine.tracepoints.buf.drain(..) {
+                    sink.record(m, id, ts, &tp);
+                }
+            }
+        }
+    }
+
+    /// Hand the signals machine `m` raised to the actors that want them.
+    fn deliver(&mut self, m: usize) {
+        while let Some(sig) = self.machines[m].outbox.take() {
+            if let Signal::Panic = sig {
+                let why = self.machines[m].oom_panic.clone().unwrap_or_default();
+                self.panic.get_or_insert((m, why));
+            }
+            let k = kind_index(sig);
+            for j in 0..self.subscribers[m][k].1.len() {
+                let id = self.subscribers[m][k].1[j];
+                let i = id as usize;
+                if self.done[i] {
+                    continue;
+                }
+                let Slot::Actor(a) = &mut self.slots[i] else {
+                    continue;
+                };
+                let now = self.queue.now();
+                let mut cx = StepCx {
+                    now,
+                    me: id,
+                    home: m,
+                    machines: &mut self.machines,
+                    queue: &mut self.queue,
+                    charged: 0,
+                    failure: &mut self.failure,
+                };
+                let wake = a.on_signal(sig, &mut cx);
+                self.after_call(id, wake);
+            }
+        }
+    }
+}
