@@ -25,7 +25,7 @@ pub mod scenario;
 pub mod trace;
 pub mod world;
 
-pub use run::{run, InvariantMode, RunOptions, RunOutput, SimError};
+pub use run::{run, InvariantMode, Run, RunOptions, RunOutput, SimError};
 
 /// Engine version recorded in every summary; bump when simulated results may change.
 pub const ENGINE_VERSION: &str = env!("CARGO_PKG_VERSION");

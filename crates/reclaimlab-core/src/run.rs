@@ -117,6 +117,12 @@ pub fn host_layout(scn: &Scenario) -> Result<ZoneLayout, SimError> {
 
 /// The host machine a scenario describes, all memory free.
 pub fn host_machine(scn: &Scenario, seed: u64, trace: bool) -> Result<Machine, SimError> {
+    Machine::new(host_params(scn, seed, trace)?).map_err(SimError::Config)
+}
+
+/// What the host machine of a scenario is built from (a caller may change a policy or a
+/// parameter before building it).
+pub fn host_params(scn: &Scenario, seed: u64, trace: bool) -> Result<MachineParams, SimError> {
     let choices = &scn.policy.choices;
     let device = |read, write, bw, jitter| DeviceParams {
         read_latency_ns: read,
@@ -125,7 +131,7 @@ pub fn host_machine(scn: &Scenario, seed: u64, trace: bool) -> Result<Machine, S
         latency_jitter: jitter,
     };
     let (s, d) = (&scn.swap, &scn.disk);
-    Machine::new(MachineParams {
+    Ok(MachineParams {
         layout: host_layout(scn)?,
         thp: scn.host.thp,
         min_free_kbytes: scn.sysctl.min_free_kbytes,
@@ -161,7 +167,6 @@ pub fn host_machine(scn: &Scenario, seed: u64, trace: bool) -> Result<Machine, S
         seed,
         trace,
     })
-    .map_err(SimError::Config)
 }
 
 /// Run one scenario to completion. `progress(now_ns, end_ns)` is called before the first event
@@ -176,7 +181,9 @@ pub fn run(
     Ok(run.output())
 }
 
-struct Run<'a> {
+/// A run being set up or under way. [`run`] is `new`, `go`, `output`; a caller that wants to
+/// add an actor or observer of its own, or start from a machine it changed, uses the steps.
+pub struct Run<'a> {
     scn: &'a Scenario,
     opts: RunOptions,
     seed: u64,
@@ -194,9 +201,20 @@ struct Run<'a> {
 }
 
 impl<'a> Run<'a> {
-    fn new(scn: &'a Scenario, opts: &RunOptions) -> Result<Run<'a>, SimError> {
+    /// The world of `scn`: its host machine, kernel threads, workloads and sampler.
+    pub fn new(scn: &'a Scenario, opts: &RunOptions) -> Result<Run<'a>, SimError> {
         let seed = opts.seed.unwrap_or(scn.sim.seed);
-        let mut machine = host_machine(scn, seed, opts.trace.is_some())?;
+        let machine = host_machine(scn, seed, opts.trace.is_some())?;
+        Run::with_machine(scn, opts, machine)
+    }
+
+    /// The world of `scn` around a machine the caller built (from [`host_params`]).
+    pub fn with_machine(
+        scn: &'a Scenario,
+        opts: &RunOptions,
+        mut machine: Machine,
+    ) -> Result<Run<'a>, SimError> {
+        let seed = opts.seed.unwrap_or(scn.sim.seed);
         let cpus = scn.host.cpus.max(1);
 
         // Workload threads, in scenario order: each workload is a process of the machine.
@@ -339,7 +357,17 @@ impl<'a> Run<'a> {
         })
     }
 
-    fn go(&mut self, progress: &mut dyn FnMut(u64, u64) -> bool) -> Result<(), SimError> {
+    /// The world, to add actors or observers before the run starts.
+    pub fn world_mut(&mut self) -> &mut World {
+        &mut self.world
+    }
+
+    pub fn world(&self) -> &World {
+        &self.world
+    }
+
+    /// Run to the end (the duration, the last workload's exit, a panic or a failure).
+    pub fn go(&mut self, progress: &mut dyn FnMut(u64, u64) -> bool) -> Result<(), SimError> {
         let mut last_report = Instant::now();
         self.stop_reason = "duration reached".into();
         // Once before the first event, so a caller can always stop a run it started.
@@ -401,17 +429,16 @@ impl<'a> Run<'a> {
             .map_err(|m| SimError::Invariant(format!("at {now} ns: {m}")))
     }
 
-    fn output(self) -> RunOutput {
+    /// The run's outputs, rendered.
+    pub fn output(mut self) -> RunOutput {
         let now = self.world.now();
         let cpus = self.scn.host.cpus as u64;
         // A final sample at the end time, unless one was just taken.
         let mut sampler = self
             .world
-            .observers()
-            .find_map(|o| o.as_any().downcast_ref::<Sampler>())
-            .expect("the run has a sampler")
-            .clone();
-        let _ = self.sampler;
+            .remove_observer(self.sampler)
+            .and_then(|o| o.into_any().downcast::<Sampler>().ok())
+            .expect("the run has a sampler");
         if sampler.last_time() != Some(now) {
             sampler.sample(now, &self.world);
         }

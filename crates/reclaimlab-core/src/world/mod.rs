@@ -24,6 +24,8 @@ pub trait Observer {
     /// Read the world at `now`; returns when to look next.
     fn observe(&mut self, now: u64, world: &World) -> Option<u64>;
     fn as_any(&self) -> &dyn Any;
+    /// The observer itself, to read its results once the run is over.
+    fn into_any(self: Box<Self>) -> Box<dyn Any>;
 }
 
 /// Receives the tracepoints each actor's step recorded, in order, with who recorded them.
@@ -139,6 +141,17 @@ impl World {
         id
     }
 
+    /// Take an observer out of the world (it stops observing).
+    pub fn remove_observer(&mut self, id: ActorId) -> Option<Box<dyn Observer>> {
+        match &mut self.slots[id as usize] {
+            Slot::Observer(o) => {
+                self.queue.cancel(id);
+                o.take()
+            }
+            Slot::Actor(_) => None,
+        }
+    }
+
     /// Set when an actor or observer first runs.
     pub fn start(&mut self, id: ActorId, at: u64) {
         self.queue.schedule(id, at);
@@ -214,7 +227,9 @@ impl World {
         let i = id as usize;
         match &mut self.slots[i] {
             Slot::Observer(o) => {
-                let mut obs = o.take().expect("observer present");
+                let Some(mut obs) = o.take() else {
+                    return true;
+                };
                 let next = obs.observe(now, self);
                 if let Some(t) = next {
                     self.queue.schedule(id, t);
