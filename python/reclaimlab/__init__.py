@@ -10,8 +10,8 @@ The simulator itself is Rust (``reclaimlab._core``); this package is the front e
 from importlib.metadata import PackageNotFoundError, version as _version
 
 from ._core import ENGINE_VERSION, ScenarioError, SimulationError, TraceError
-from .api import RunResult, ScenarioNotFound, lru, run, show_defaults
-from .output import OutputError
+from .api import RunResult, ScenarioNotFound, lru, policies, run, show_defaults
+from .results import OutputError
 
 try:
     __version__ = _version("reclaimlab")
@@ -27,6 +27,7 @@ __all__ = [
     "SimulationError",
     "TraceError",
     "lru",
+    "policies",
     "run",
     "show_defaults",
 ]

@@ -29,3 +29,7 @@ def lru(
     format: str | None = None,
     compression: str | None = None,
 ) -> dict[str, object]: ...
+def policies() -> str:
+    """The policy registry as JSON text: {"switches": [{"name", "default", "spec", "summary",
+    "preset": null | {"follows", "doc"}, "variants": [{"name", "kernel", "summary"}]}]}."""
+    ...

@@ -1,4 +1,10 @@
-"""The Python API: run a scenario (a TOML file or the same structure as a dict) and get DataFrames."""
+"""The Python API: run a scenario (a TOML file or the same structure as a dict) and get DataFrames.
+
+Everything the command line does goes through here or :mod:`reclaimlab.results`: validating and
+resolving scenarios, running them (:func:`run`), reusing an up-to-date result instead of running
+again (:func:`ensure_result`), trace replay through a plain cache (:func:`lru`) and the policy
+registry (:func:`policies`). This is the only module that calls the extension's functions.
+"""
 
 from __future__ import annotations
 
@@ -13,13 +19,33 @@ from pathlib import Path
 from typing import Any, Union
 
 from . import _core
-from .output import write_result_dir
+from ._core import ENGINE_VERSION, ScenarioError, SimulationError, TraceError
+from .results import fresh_summary, parse_vmstat, sim_time_ns, write_result_dir
+
+__all__ = [
+    "ENGINE_VERSION",
+    "ensure_result",
+    "Ensured",
+    "lru",
+    "parse_vmstat",
+    "policies",
+    "resolved_scenario",
+    "run",
+    "RunResult",
+    "scenario_info",
+    "scenario_source",
+    "ScenarioError",
+    "ScenarioNotFound",
+    "show_defaults",
+    "sim_time_ns",
+    "SimulationError",
+    "Source",
+    "TraceError",
+    "validate",
+]
 
 ScenarioLike = Union[str, os.PathLike, Mapping[str, Any]]
 ProgressLike = Union[bool, None, Callable[[int, int], Any]]
-
-# Keys that may hold the total simulated time in summary.json, in order of preference.
-_SIM_TIME_KEYS = ("sim_time_ns", "simulated_ns", "end_ns", "duration_ns")
 
 
 class ScenarioNotFound(FileNotFoundError):
@@ -87,23 +113,10 @@ def show_defaults(scenario: ScenarioLike | Source) -> str:
     return text if text.endswith("\n") else text + "\n"
 
 
-def parse_vmstat(text: str) -> dict[str, int]:
-    """``/proc/vmstat`` text to an ordered dict (counters and gauges alike)."""
-    out: dict[str, int] = {}
-    for line in text.splitlines():
-        parts = line.split()
-        if len(parts) == 2:
-            out[parts[0]] = int(parts[1])
-    return out
-
-
-def sim_time_ns(summary: Mapping[str, Any]) -> int | None:
-    """The simulated time recorded in a summary, if it records one."""
-    for key in _SIM_TIME_KEYS:
-        value = summary.get(key)
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-    return None
+def resolved_scenario(scenario: ScenarioLike | Source) -> str:
+    """The scenario as a run records it in ``summary.json`` (``"scenario"``): every default
+    written out. Two scenarios that resolve to the same text give the same run."""
+    return _core.show_defaults(**scenario_source(scenario).kwargs())
 
 
 class RunResult:
@@ -255,3 +268,49 @@ def lru(
     return dict(
         _core.lru(os.fspath(trace), capacity, policy=policy, format=format, compression=compression)
     )
+
+
+@dataclass(frozen=True)
+class Ensured:
+    """What :func:`ensure_result` found or made at ``path``."""
+
+    path: Path
+    summary: dict[str, Any]
+    #: True if an up-to-date result was already there and nothing ran.
+    reused: bool
+    #: Wall time of the run, None when reused.
+    wall_time_s: float | None = None
+
+
+def ensure_result(
+    scenario: ScenarioLike | Source,
+    out: str | os.PathLike,
+    *,
+    seed: int | None = None,
+    trace: str | None = None,
+    progress: ProgressLike = False,
+) -> Ensured:
+    """Make sure ``out`` holds an up-to-date result of ``scenario`` (with ``seed``, or the
+    scenario's own): reuse it if it does, run and write it otherwise.
+
+    Up to date means the same fully resolved scenario, seed and engine version (see
+    :mod:`reclaimlab.results`), and a recorded trace when ``trace`` asks for one. This is what
+    makes ``examples``, ``compare --seeds`` and ``reproduce`` resumable.
+    """
+    src = scenario_source(scenario)
+    want_seed = int(scenario_info(src)["seed"]) if seed is None else seed
+    summary = fresh_summary(out, resolved_scenario(src), want_seed, need_trace=trace is not None)
+    if summary is not None:
+        return Ensured(Path(out), summary, reused=True)
+    result = run(src, seed=seed, out=out, progress=progress, trace=trace)
+    return Ensured(Path(out), result.summary, reused=False, wall_time_s=result.wall_time_s)
+
+
+def policies() -> dict[str, Any]:
+    """The policy registry: every ``[policy]`` switch with its default and its variants.
+
+    ``{"switches": [{"name", "default", "spec", "summary", "preset", "variants": [{"name",
+    "kernel", "summary"}]}]}``; ``preset`` is None or ``{"follows", "doc"}``: the default then
+    follows the variant chosen for the switch ``follows`` names.
+    """
+    return json.loads(_core.policies())

@@ -13,10 +13,9 @@ import sys
 from collections.abc import Sequence
 
 from . import __version__
-from ._core import ENGINE_VERSION, ScenarioError, SimulationError, TraceError
-from .api import ScenarioNotFound
+from .api import ENGINE_VERSION, ScenarioError, ScenarioNotFound, SimulationError, TraceError
 from .commands import COMMANDS, CliError
-from .output import OutputError
+from .results import OutputError
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -8,6 +8,9 @@ Where each row comes from (core-mm §8.4-8.5). Every row is computed from ``vmst
 ``summary.json``; the kernel's trace-vmscan-postprocess.pl gives the same totals on a
 ``--trace postprocess`` trace of the same run:
 
+Runs are read with :func:`reclaimlab.results.load_run` (which also counts a ``trace`` if the run
+directory holds one); this module only derives, compares and formats.
+
 * Direct reclaims = Σ allocstall_*; pages scanned/reclaimed = pgscan_*/pgsteal_* per reclaimer.
 * Kswapd wakeups, Time kswapd awake, Time stalled direct reclaim = the summary's
   ``kswapd_wakeups``, ``kswapd_awake_ms`` and ``direct_stall_ms``.
@@ -37,97 +40,13 @@ from __future__ import annotations
 
 import json
 import math
-import re
-from collections import Counter
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from .api import parse_vmstat, sim_time_ns
+from .results import Run, sim_time_ns
 
 Value = float | int | None
-
-REQUIRED_FILES = ("vmstat", "summary.json")
-
-
-class RunDirError(Exception):
-    """A directory that is not a readable reclaimlab result."""
-
-
-@dataclass
-class TraceCounts:
-    """What only a trace can tell: per-reclaimer writes and wake-kswapd requests."""
-
-    wake_kswapd_requests: int
-    # (who, kind, mode) -> pages, who in {"direct", "kswapd"}, kind {"file", "anon"},
-    # mode {"sync", "async"}
-    writes: Counter
-
-
-@dataclass
-class Run:
-    path: Path
-    vmstat: dict[str, int]
-    summary: dict[str, Any]
-    trace: TraceCounts | None = None
-
-
-# comm-pid [cpu] flags timestamp: event: details. The comm may contain '-': the pid is the digits
-# after the last one, as in the kernel's script.
-_TRACE_LINE = re.compile(r"^\s*(\S+)-(\d+)\s+\[\d+\].*?\s[0-9.]+:\s+(\w+):\s*(.*)$")
-
-
-def parse_trace(path: Path) -> TraceCounts:
-    """Count, per task, what trace-vmscan-postprocess.pl counts for the rows vmstat lacks."""
-    direct, kswapd = set(), set()
-    wakes: Counter = Counter()
-    writes: dict[str, Counter] = {}
-    with open(path, encoding="utf-8", errors="replace") as f:
-        for line in f:
-            m = _TRACE_LINE.match(line)
-            if not m:
-                continue
-            pid, event, details = m.group(2), m.group(3), m.group(4)
-            if event == "mm_vmscan_direct_reclaim_begin":
-                direct.add(pid)
-            elif event == "mm_vmscan_kswapd_wake":
-                kswapd.add(pid)
-            elif event == "mm_vmscan_wakeup_kswapd":
-                wakes[pid] += 1
-            # 6.1 calls it write_folio; the script and the postprocess trace say writepage.
-            elif event in ("mm_vmscan_writepage", "mm_vmscan_write_folio"):
-                kind = "file" if "RECLAIM_WB_FILE" in details else "anon"
-                mode = "sync" if "RECLAIM_WB_SYNC" in details else "async"
-                writes.setdefault(pid, Counter())[kind, mode] += 1
-    # A task's figures count as direct if it ever direct-reclaimed, as kswapd's if it ever woke
-    # as kswapd; the script drops wake requests from tasks that never direct-reclaimed.
-    total: Counter = Counter()
-    for pid, c in writes.items():
-        for (kind, mode), n in c.items():
-            if pid in direct:
-                total["direct", kind, mode] += n
-            if pid in kswapd:
-                total["kswapd", kind, mode] += n
-    return TraceCounts(sum(n for pid, n in wakes.items() if pid in direct), total)
-
-
-def load_run(directory: str | Path) -> Run:
-    path = Path(directory)
-    if not path.is_dir():
-        raise RunDirError(f"{path}: no such result directory")
-    for name in REQUIRED_FILES:
-        if not (path / name).is_file():
-            raise RunDirError(f"{path}: not a reclaimlab result directory: {name} is missing")
-    try:
-        vmstat = parse_vmstat((path / "vmstat").read_text(encoding="utf-8"))
-        summary = json.loads((path / "summary.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError) as e:
-        raise RunDirError(f"{path}: unreadable result: {e}") from None
-    if not isinstance(summary, dict):
-        raise RunDirError(f"{path}/summary.json: not a JSON object")
-    trace = parse_trace(path / "trace") if (path / "trace").is_file() else None
-    return Run(path, vmstat, summary, trace)
 
 
 # ---- rows -------------------------------------------------------------------------------------

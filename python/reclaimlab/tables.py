@@ -1,12 +1,15 @@
-"""Text and Markdown tables for the CLI: the end-of-run summary and the examples report."""
+"""Text and Markdown tables for the CLI: the end-of-run summary, the examples report and the
+policy registry."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from .progress import format_seconds
+from .results import sim_time_ns
 
 MISSING = "-"
 
@@ -105,3 +108,59 @@ def headline_columns(summaries: Iterable[Mapping[str, Any]]) -> list[str]:
             for k in h:
                 seen.setdefault(str(k), None)
     return list(seen)
+
+
+def examples_report(
+    done: Sequence[tuple[str, Mapping[str, Any]]],
+    failed: Sequence[tuple[str, str]],
+    scenarios_dir: Path,
+    engine_version: str,
+) -> str:
+    """``report.md`` of ``reclaimlab examples``: one row per (scenario name, summary) of ``done``
+    with its headline figures, then the (file name, error) of every scenario that ``failed``."""
+    heads = headline_columns(s for _, s in done)
+    show_time = any(sim_time_ns(s) is not None for _, s in done)
+    headers = ["scenario", "seed"] + (["simulated time"] if show_time else []) + heads
+    rows = []
+    for name, s in done:
+        h = s.get("headline") if isinstance(s.get("headline"), dict) else {}
+        row: list[Any] = [name, s.get("seed")]
+        if show_time:
+            row.append(format_sim_time(sim_time_ns(s)))
+        row.extend(h.get(k) for k in heads)
+        rows.append(row)
+    lines = [
+        "# reclaimlab examples",
+        "",
+        f"Engine version {engine_version}. One row per scenario in `{scenarios_dir.as_posix()}/`; "
+        "figures are the `headline` of each run's `summary.json` (kernel counter names).",
+        "",
+    ]
+    if rows:
+        lines.append(markdown_table(headers, rows).rstrip("\n"))
+        lines.append("")
+    if failed:
+        lines += ["## Failed", ""]
+        for file_name, error in failed:
+            first = error.strip().splitlines()[0] if error.strip() else "unknown error"
+            lines.append(f"- `{file_name}`: {first}")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def policies_text(registry: Mapping[str, Any]) -> str:
+    """``reclaimlab policies``: each switch with its default and spec, then its variants as an
+    aligned table (variant, kernel, summary); ``registry`` is :func:`reclaimlab.api.policies`."""
+    out = ['Policy switches: set one in a scenario as [policy] SWITCH = "VARIANT".']
+    for s in registry["switches"]:
+        default = s["default"]
+        preset = s.get("preset")
+        if preset:
+            default += f"; follows {preset['follows']}: {preset['doc']}"
+        out += ["", f"{s['name']}: {s['summary']}", f"  default  {default}", f"  spec     {s['spec']}"]
+        rows = [("variant", "kernel", "summary")]
+        rows += [(v["name"], v["kernel"], v["summary"]) for v in s["variants"]]
+        w0 = max(len(r[0]) for r in rows)
+        w1 = max(len(r[1]) for r in rows)
+        out += [f"  {a.ljust(w0)}  {b.ljust(w1)}  {c}".rstrip() for a, b, c in rows]
+    return "\n".join(out) + "\n"

@@ -7,7 +7,7 @@ import os
 
 
 from reclaimlab import _core, cli
-from reclaimlab.output import RESULT_FILES
+from reclaimlab.results import RESULT_FILES
 
 
 def write(path, text):

@@ -13,7 +13,7 @@ import pytest
 from scipy.stats import ttest_ind
 
 import reclaimlab
-from reclaimlab import compare
+from reclaimlab import compare, results
 
 SCRIPT = Path(__file__).resolve().parents[2] / ".cache" / "trace-vmscan-postprocess.pl"
 
@@ -178,7 +178,7 @@ def script_summary(trace: Path) -> dict[str, str]:
 def test_trace_rows_match_kernel_script(runs):
     assert SCRIPT.is_file(), f"{SCRIPT} missing: scripts/fetch-postprocess.sh provides it"
     script = script_summary(runs["s1"] / "trace")
-    m = compare.metrics(compare.load_run(runs["s1"]))
+    m = compare.metrics(results.load_run(runs["s1"]))
     rows = [
         "Wake kswapd requests",
         "Direct reclaims",

@@ -16,7 +16,7 @@ import pytest
 
 import reclaimlab
 from conftest import read_tree, tiny_dict, tiny_text
-from reclaimlab.output import RESULT_FILES
+from reclaimlab.results import RESULT_FILES
 
 BAD_SCENARIO = """\
 name = "bad"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from reclaimlab import cli
-from reclaimlab.compare import load_run
+from reclaimlab.results import load_run
 from reclaimlab.experiments import kswapd_highorder as exp
 
 

@@ -20,9 +20,11 @@ use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
+use serde_json::json;
 
 use reclaimlab_core::cachesim::{self, Policy, MAX_CAPACITY};
 use reclaimlab_core::observe::ftrace::TraceFormat as FtraceFormat;
+use reclaimlab_core::policy;
 use reclaimlab_core::scenario::{self, Scenario};
 use reclaimlab_core::trace::{Compression, TraceFormat};
 use reclaimlab_core::{InvariantMode, RunOptions, SimError};
@@ -430,6 +432,39 @@ fn lru<'py>(
     Ok(d)
 }
 
+/// The policy registry as JSON text: `{"switches": [{"name", "default", "spec", "summary",
+/// "preset", "variants": [{"name", "kernel", "summary"}]}]}`, switches in the order the
+/// scenario's `[policy]` table lists them. `preset` is `null` or `{"follows", "doc"}` (the
+/// default then follows the variant chosen for the switch `follows` names).
+///
+/// JSON text rather than Python objects so that the shape is decided here, once, and the
+/// Python side (`reclaimlab.policies()`, `reclaimlab policies --format json`) passes it on.
+#[pyfunction]
+fn policies() -> String {
+    let switches: Vec<serde_json::Value> = policy::switches()
+        .iter()
+        .map(|s| {
+            let preset = s
+                .preset()
+                .map(|p| json!({"follows": p.follows, "doc": p.doc}));
+            let variants: Vec<serde_json::Value> = s
+                .variants()
+                .iter()
+                .map(|v| json!({"name": v.name, "kernel": v.kernel, "summary": v.summary}))
+                .collect();
+            json!({
+                "name": s.name(),
+                "default": s.default(),
+                "spec": s.spec(),
+                "summary": s.summary(),
+                "preset": preset,
+                "variants": variants,
+            })
+        })
+        .collect();
+    json!({ "switches": switches }).to_string()
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
@@ -443,5 +478,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(show_defaults, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(lru, m)?)?;
+    m.add_function(wrap_pyfunction!(policies, m)?)?;
     Ok(())
 }

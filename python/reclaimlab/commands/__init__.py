@@ -1,23 +1,20 @@
 """Subcommands of ``reclaimlab``.
 
 A subcommand is a module with ``NAME``, ``HELP``, ``DESCRIPTION``, ``add_arguments(parser)`` and
-``main(args) -> int``; list it in :data:`COMMANDS`. ``main`` raises ScenarioNotFound,
-ScenarioError, SimulationError, OutputError or :class:`CliError` and lets ``cli.main`` turn them
-into messages and exit codes; it sets ``args.results_dir`` once it knows where results go, so that
-Ctrl-C can say what was kept.
+``main(args) -> int``; list it in :data:`COMMANDS`. A command parses its arguments, calls library
+functions (:mod:`reclaimlab.api`, :mod:`reclaimlab.results`, the report modules) and prints; the
+work itself lives in the library, so that the Python API can do everything the CLI does.
+
+``main`` raises ScenarioNotFound, ScenarioError, SimulationError, OutputError or
+:class:`CliError` and lets ``cli.main`` turn them into messages and exit codes; it sets
+``args.results_dir`` once it knows where results go, so that Ctrl-C can say what was kept.
 """
 
 from __future__ import annotations
 
+from . import compare, examples, lru, policies, reproduce, run
+from ._common import CliError
 
-class CliError(Exception):
-    """A user error the CLI reports as ``error: MESSAGE`` with ``exit_code``."""
+COMMANDS = [run, examples, lru, compare, reproduce, policies]
 
-    def __init__(self, message: str, exit_code: int = 2):
-        super().__init__(message)
-        self.exit_code = exit_code
-
-
-from . import compare, examples, lru, reproduce, run  # noqa: E402  (they import CliError)
-
-COMMANDS = [run, examples, lru, compare, reproduce]
+__all__ = ["COMMANDS", "CliError"]

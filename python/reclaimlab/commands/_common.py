@@ -1,18 +1,32 @@
-"""Helpers shared by subcommands."""
+"""What subcommands share: the user-error exception and argument types."""
 
 from __future__ import annotations
 
 import argparse
-import re
 from pathlib import Path
 
-_UNSAFE = re.compile(r"[^A-Za-z0-9._+-]+")
+from ..results import result_dir_name
 
 
-def result_dir_name(scenario_name: str) -> str:
-    """A scenario name as a single, safe, visible directory name."""
-    name = _UNSAFE.sub("_", scenario_name).lstrip("._").rstrip("_")
-    return name or "scenario"
+class CliError(Exception):
+    """A user error the CLI reports as ``error: MESSAGE`` with ``exit_code``."""
+
+    def __init__(self, message: str, exit_code: int = 2):
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+def claim_result_dir(taken: dict[str, str], scenario_name: str, scenario: object) -> str:
+    """The result directory name of ``scenario_name``, recorded in ``taken`` (name -> scenario);
+    a CliError if another scenario of the same command already claimed it."""
+    dirname = result_dir_name(scenario_name)
+    if dirname in taken:
+        raise CliError(
+            f"{scenario}: scenario name {scenario_name!r} is also used by {taken[dirname]}; "
+            "results would collide"
+        )
+    taken[dirname] = str(scenario)
+    return dirname
 
 
 def seed_arg(text: str) -> int:

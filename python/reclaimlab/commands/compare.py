@@ -8,11 +8,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from .. import _core, api
-from ..compare import RENDERERS, Column, RunDirError, load_run
-from . import CliError
-from ._common import result_dir_name
-from .examples import is_up_to_date, read_summary
+from .. import api
+from ..compare import RENDERERS, Column
+from ..results import RunDirError, load_run
+from ._common import CliError, claim_result_dir
 
 NAME = "compare"
 HELP = "compare runs in an mmtests-style table"
@@ -69,26 +68,16 @@ def _run_seeds(
         raise CliError(
             f"{scenario}: is a directory; with --seeds every argument is a scenario file"
         )
-    info = api.scenario_info(scenario)
-    name = str(info["name"])
-    base = result_dir_name(name)
-    if base in taken:
-        raise CliError(
-            f"{scenario}: scenario name {name!r} is also used by {taken[base]}; results would collide"
-        )
-    taken[base] = scenario
-    resolved = _core.show_defaults(path=scenario)
+    name = str(api.scenario_info(scenario)["name"])
+    base = claim_result_dir(taken, name, scenario)
     dirs = []
     for seed in range(1, seeds + 1):
-        out = root / f"{base}-seed{seed}"
-        dirs.append(out)
-        fresh = is_up_to_date(read_summary(out), resolved, seed) and (
-            not trace or (out / "trace").is_file()
+        got = api.ensure_result(
+            scenario, root / f"{base}-seed{seed}", seed=seed, trace="postprocess" if trace else None
         )
-        if not fresh:
-            api.run(scenario, seed=seed, out=out, trace="postprocess" if trace else None)
+        dirs.append(got.path)
         print(
-            f"{name} seed {seed}: {'up to date' if fresh else 'done'} ({out})",
+            f"{name} seed {seed}: {'up to date' if got.reused else 'done'} ({got.path})",
             file=sys.stderr,
             flush=True,
         )

@@ -1,25 +1,22 @@
 """``reclaimlab examples``: run every scenario in scenarios/ and write a Markdown report.
 
-Resumable: a scenario whose result directory holds a summary.json recording the same scenario
-name, seed and engine version is not run again ("up to date").
+Resumable: a scenario whose result directory is up to date (same fully resolved scenario, seed
+and engine version: :func:`reclaimlab.api.ensure_result`) is not run again.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import _core, api
-from .._core import ScenarioError, SimulationError, TraceError
-from ..output import RESULT_FILES, OutputError, write_text_atomic
+from .. import api
+from ..api import ScenarioError, SimulationError, TraceError
 from ..progress import ProgressBar, format_seconds
-from ..tables import format_sim_time, headline_columns, markdown_table
-from . import CliError
-from ._common import repo_scenarios_dir, result_dir_name
+from ..results import OutputError, write_text_atomic
+from ..tables import examples_report
+from ._common import CliError, claim_result_dir, repo_scenarios_dir
 
 NAME = "examples"
 HELP = "run every example scenario and write report.md"
@@ -41,16 +38,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
-@dataclass
-class Outcome:
-    file: Path
-    name: str | None = None
-    summary: dict[str, Any] | None = None
-    status: str = "pending"  # "ran", "up to date", "failed"
-    error: str | None = None
-    exit_code: int = 0
-
-
 def find_scenarios(directory: str | None) -> list[Path]:
     if directory is not None:
         d = Path(directory)
@@ -68,61 +55,6 @@ def find_scenarios(directory: str | None) -> list[Path]:
     return files
 
 
-def read_summary(result_dir: Path) -> dict[str, Any] | None:
-    """The summary of a complete result directory, or None."""
-    if not all((result_dir / name).is_file() for name in RESULT_FILES):
-        return None
-    try:
-        data = json.loads((result_dir / "summary.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
-def is_up_to_date(summary: dict[str, Any] | None, resolved: str, seed: int) -> bool:
-    """Same fully resolved scenario (every default filled in), seed and engine version."""
-    return (
-        summary is not None
-        and summary.get("scenario") == resolved
-        and summary.get("seed") == seed
-        and summary.get("engine_version") == _core.ENGINE_VERSION
-    )
-
-
-def render_report(outcomes: list[Outcome], scenarios_dir: Path) -> str:
-    done = [o for o in outcomes if o.summary is not None]
-    heads = headline_columns(o.summary for o in done)
-    show_time = any(api.sim_time_ns(o.summary) is not None for o in done)
-    headers = ["scenario", "seed"] + (["simulated time"] if show_time else []) + heads
-    rows = []
-    for o in done:
-        s = o.summary
-        h = s.get("headline") if isinstance(s.get("headline"), dict) else {}
-        row: list[Any] = [o.name, s.get("seed")]
-        if show_time:
-            row.append(format_sim_time(api.sim_time_ns(s)))
-        row.extend(h.get(k) for k in heads)
-        rows.append(row)
-    lines = [
-        "# reclaimlab examples",
-        "",
-        f"Engine version {_core.ENGINE_VERSION}. One row per scenario in `{scenarios_dir.as_posix()}/`; "
-        "figures are the `headline` of each run's `summary.json` (kernel counter names).",
-        "",
-    ]
-    if rows:
-        lines.append(markdown_table(headers, rows).rstrip("\n"))
-        lines.append("")
-    failed = [o for o in outcomes if o.status == "failed"]
-    if failed:
-        lines += ["## Failed", ""]
-        for o in failed:
-            first = (o.error or "").strip().splitlines()[0] if o.error else "unknown error"
-            lines.append(f"- `{o.file.name}`: {first}")
-        lines.append("")
-    return "\n".join(lines)
-
-
 def _say(text: str) -> None:
     print(text, flush=True)
 
@@ -131,54 +63,40 @@ def main(args: argparse.Namespace) -> int:
     files = find_scenarios(args.scenarios)
     root = Path(args.out)
     args.results_dir = root
-    outcomes: list[Outcome] = []
-    names: dict[str, Path] = {}
+    done: list[tuple[str, dict[str, Any]]] = []  # (scenario name, summary), in file order
+    failed: list[tuple[str, str]] = []  # (file name, error message)
+    exit_code = 0
+    taken: dict[str, str] = {}
     width = len(str(len(files)))
     for i, path in enumerate(files, 1):
-        o = Outcome(file=path)
-        outcomes.append(o)
         prefix = f"[{i:>{width}}/{len(files)}] {path.name}"
         try:
-            info = api.scenario_info(path)
-            o.name = str(info["name"])
-            dirname = result_dir_name(o.name)
-            if dirname in names:
-                raise CliError(
-                    f"{path}: scenario name {o.name!r} is also used by {names[dirname]}; "
-                    "results would collide"
-                )
-            names[dirname] = path
-            out = root / dirname
-            existing = read_summary(out)
-            resolved = _core.show_defaults(path=str(path))
-            if is_up_to_date(existing, resolved, int(info["seed"])):
-                o.summary, o.status = existing, "up to date"
+            name = str(api.scenario_info(path)["name"])
+            out = root / claim_result_dir(taken, name, path)
+            got = api.ensure_result(path, out, progress=ProgressBar(sys.stderr))
+            done.append((name, got.summary))
+            if got.reused:
                 _say(f"{prefix}: up to date ({out})")
-                continue
-            bar = ProgressBar(sys.stderr)
-            result = api.run(path, progress=bar)
-            result.write(out)
-            o.summary, o.status = result.summary, "ran"
-            _say(f"{prefix}: done in {format_seconds(result.wall_time_s)} ({out})")
+            else:
+                _say(f"{prefix}: done in {format_seconds(got.wall_time_s or 0.0)} ({out})")
+            continue
         except ScenarioError as e:
-            o.status, o.error, o.exit_code = "failed", str(e), 2
-            print(str(e).rstrip("\n"), file=sys.stderr, flush=True)
-            _say(f"{prefix}: FAILED (invalid scenario)")
+            code, error, message, note = 2, str(e), str(e).rstrip("\n"), "invalid scenario"
         except TraceError as e:
-            o.status, o.error, o.exit_code = "failed", str(e), 2
-            print(f"error: {e}", file=sys.stderr, flush=True)
-            _say(f"{prefix}: FAILED (bad trace)")
+            code, error, message, note = 2, str(e), f"error: {e}", "bad trace"
         except CliError as e:
-            o.status, o.error, o.exit_code = "failed", str(e), e.exit_code
-            print(f"error: {e}", file=sys.stderr, flush=True)
-            _say(f"{prefix}: FAILED")
+            code, error, message, note = e.exit_code, str(e), f"error: {e}", None
         except (SimulationError, OutputError) as e:
-            o.status, o.error, o.exit_code = "failed", str(e), 1
-            print(f"error: {path}: {e}", file=sys.stderr, flush=True)
-            _say(f"{prefix}: FAILED")
+            code, error, message, note = 1, str(e), f"error: {path}: {e}", None
+        # One bad scenario does not stop the others; the report lists it under "Failed".
+        failed.append((path.name, error))
+        print(message, file=sys.stderr, flush=True)
+        _say(f"{prefix}: FAILED" + (f" ({note})" if note else ""))
+        exit_code = max(exit_code, code)
 
     report = root / REPORT_NAME
-    write_text_atomic(report, render_report(outcomes, files[0].parent))
-    failed = [o for o in outcomes if o.status == "failed"]
-    _say(f"report: {report}" + (f" ({len(failed)} of {len(outcomes)} failed)" if failed else ""))
-    return max((o.exit_code for o in failed), default=0)
+    text = examples_report(done, failed, files[0].parent, api.ENGINE_VERSION)
+    write_text_atomic(report, text)
+    total = len(done) + len(failed)
+    _say(f"report: {report}" + (f" ({len(failed)} of {total} failed)" if failed else ""))
+    return exit_code

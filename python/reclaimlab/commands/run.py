@@ -8,8 +8,9 @@ from pathlib import Path
 
 from .. import api
 from ..progress import ProgressBar
+from ..results import result_dir_name
 from ..tables import key_value_table, run_summary_rows
-from ._common import invariants_arg, result_dir_name, seed_arg
+from ._common import invariants_arg, seed_arg
 
 NAME = "run"
 HELP = "run one scenario"

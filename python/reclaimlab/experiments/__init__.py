@@ -1,8 +1,8 @@
 """Reproductions of the seed threads' experiments, one module per thread.
 
-An experiment module has ``NAME``, ``TITLE`` and ``SITUATIONS`` (see
-:class:`.kswapd_highorder.Situation`); ``reclaimlab reproduce NAME`` runs it
-(:mod:`reclaimlab.commands.reproduce`).
+An experiment module has ``NAME``, ``TITLE``, ``SITUATIONS`` (see
+:class:`.kswapd_highorder.Situation`) and ``our_row``; :func:`.runner.reproduce` runs it and
+writes its report, which is what ``reclaimlab reproduce NAME`` does.
 """
 
 from __future__ import annotations

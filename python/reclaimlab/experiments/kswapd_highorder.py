@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from ..compare import Run
+from ..results import Run
 
 NAME = "kswapd-highorder"
 TITLE = "kswapd: stop high-order balancing when any suitable zone is balanced (seed 004)"

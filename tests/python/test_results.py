@@ -1,4 +1,5 @@
-"""Result directories: contents, deterministic Parquet, and all-or-nothing replacement."""
+"""Result directories: contents, deterministic Parquet, all-or-nothing replacement, reading back,
+freshness and listing (:mod:`reclaimlab.results`), and reuse through ``api.ensure_result``."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ import os
 import pandas as pd
 import pytest
 
-from reclaimlab import OutputError
+from reclaimlab import ENGINE_VERSION, OutputError, api, results
 from reclaimlab.api import RunResult
-from reclaimlab.output import RESULT_FILES, write_parquet, write_result_dir, write_text_atomic
+from reclaimlab.results import RESULT_FILES, write_parquet, write_result_dir, write_text_atomic
 
 
 def raw(seed: int = 1, rows: int = 50) -> dict:
@@ -133,13 +134,13 @@ def test_interrupted_write_keeps_finished_result(tmp_path):
 
 
 def test_parquet_failure_leaves_nothing(tmp_path, monkeypatch):
-    import reclaimlab.output as output
+    import reclaimlab.results as results
 
     def bad_parquet(columns, path):
         open(path, "wb").write(b"PAR1 half")
         raise OSError("disk full")
 
-    monkeypatch.setattr(output, "write_parquet", bad_parquet)
+    monkeypatch.setattr(results, "write_parquet", bad_parquet)
     with pytest.raises(OSError):
         RunResult(raw()).write(tmp_path / "t")
     assert listing(tmp_path) == []
@@ -165,3 +166,102 @@ def test_write_text_atomic(tmp_path):
     write_text_atomic(tmp_path / "sub" / "report.md", "again\n")
     assert (tmp_path / "sub" / "report.md").read_text() == "again\n"
     assert listing(tmp_path / "sub") == ["report.md"]
+
+
+# ---- reading, freshness, listing ----------------------------------------------------------------
+
+
+def fresh_raw(seed: int = 1, scenario: str = "resolved text\n") -> dict:
+    """A result that records ``scenario`` as its resolved scenario, for this engine."""
+    r = raw(seed)
+    summary = json.loads(r["summary_json"]) | {"scenario": scenario, "engine_version": ENGINE_VERSION}
+    return r | {"summary_json": json.dumps(summary)}
+
+
+def test_read_summary_needs_a_complete_readable_result(tmp_path):
+    out = RunResult(fresh_raw(seed=3)).write(tmp_path / "r")
+    assert results.read_summary(out)["seed"] == 3
+    assert results.read_summary(tmp_path / "nowhere") is None
+    (out / "summary.json").write_text("{not json")
+    assert results.read_summary(out) is None
+    (out / "summary.json").write_text("[1, 2]")  # JSON, but not a summary
+    assert results.read_summary(out) is None
+    RunResult(fresh_raw(seed=3)).write(out)
+    (out / "zoneinfo").unlink()  # incomplete: a file of RESULT_FILES is missing
+    assert results.read_summary(out) is None
+
+
+def test_up_to_date_means_same_scenario_seed_engine_and_trace_if_asked(tmp_path, monkeypatch):
+    out = RunResult(fresh_raw(seed=3)).write(tmp_path / "r")
+    assert results.is_up_to_date(out, "resolved text\n", 3)
+    assert results.fresh_summary(out, "resolved text\n", 3)["seed"] == 3
+    assert not results.is_up_to_date(out, "resolved text\n", 4)
+    assert not results.is_up_to_date(out, "other text\n", 3)
+    assert not results.is_up_to_date(out, "resolved text\n", 3, need_trace=True)
+    RunResult(fresh_raw(seed=3) | {"trace": "kswapd0-33 ...\n"}).write(out)
+    assert results.is_up_to_date(out, "resolved text\n", 3, need_trace=True)
+    monkeypatch.setattr(results, "ENGINE_VERSION", "9.9.9-next")
+    assert not results.is_up_to_date(out, "resolved text\n", 3)
+
+
+def test_load_run_reads_counters_summary_and_trace(tmp_path):
+    out = RunResult(raw(seed=5)).write(tmp_path / "r")
+    run = results.load_run(out)
+    assert run.path == out and run.vmstat["pswpout"] == 5 and run.summary["seed"] == 5
+    assert run.trace is None
+    (out / "trace").write_text(
+        "          dd-500   [000] .....     1.000000: mm_vmscan_direct_reclaim_begin: order=0\n"
+        "          dd-500   [000] .....     1.000001: mm_vmscan_wakeup_kswapd: nid=0 order=0\n"
+        "          dd-500   [000] .....     1.000002: mm_vmscan_writepage: pfn=1 flags=RECLAIM_WB_ANON|RECLAIM_WB_ASYNC\n"
+        "     kswapd0-33    [000] .....     1.000003: mm_vmscan_kswapd_wake: nid=0 order=0\n"
+        "     kswapd0-33    [000] .....     1.000004: mm_vmscan_writepage: pfn=2 flags=RECLAIM_WB_FILE|RECLAIM_WB_ASYNC\n"
+    )
+    run = results.load_run(out)
+    assert run.trace.wake_kswapd_requests == 1
+    assert dict(run.trace.writes) == {("direct", "anon", "async"): 1, ("kswapd", "file", "async"): 1}
+
+
+def test_load_run_names_what_is_wrong(tmp_path):
+    with pytest.raises(results.RunDirError, match="no such result directory"):
+        results.load_run(tmp_path / "missing")
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "vmstat").write_text("pswpout 1\n")
+    with pytest.raises(results.RunDirError, match="summary.json is missing"):
+        results.load_run(tmp_path / "d")
+    (tmp_path / "d" / "summary.json").write_text('"a string"')
+    with pytest.raises(results.RunDirError, match="summary.json: not a JSON object"):
+        results.load_run(tmp_path / "d")
+
+
+def test_list_results_finds_complete_results_only(tmp_path):
+    for rel in ("b", "a/x", "a/y", "a/x/inner", ".a.partial-1234/r"):
+        RunResult(raw()).write(tmp_path / rel)
+    RunResult(raw()).write(tmp_path / "broken")
+    (tmp_path / "broken" / "vmstat").unlink()
+    (tmp_path / "a" / "report.md").write_text("# not a result\n")
+    # a/x/inner is inside the result a/x (results do not nest, so it is not listed); the hidden
+    # directory stands for an unfinished write; "broken" is incomplete.
+    found = [p.relative_to(tmp_path).as_posix() for p in results.list_results(tmp_path)]
+    assert found == ["a/x", "a/y", "b"]
+    assert results.list_results(tmp_path / "b") == [tmp_path / "b"]
+    assert results.list_results(tmp_path / "nowhere") == []
+
+
+def test_result_dir_name_is_safe():
+    assert results.result_dir_name("../../etc x") == "etc_x"
+    assert results.result_dir_name("kswapd-highorder-a-v2.6.36") == "kswapd-highorder-a-v2.6.36"
+    assert results.result_dir_name("...") == "scenario"
+
+
+def test_ensure_result_runs_once_then_reuses(fake_engine, tmp_path):
+    scen = tmp_path / "s.toml"
+    scen.write_text('name = "s"\n[sim]\nseed = 4\n')
+    first = api.ensure_result(scen, tmp_path / "out")
+    assert not first.reused and first.summary["seed"] == 4 and first.wall_time_s is not None
+    again = api.ensure_result(scen, tmp_path / "out")
+    assert again.reused and again.summary == first.summary and again.wall_time_s is None
+    assert len(fake_engine.runs) == 1
+    # Another seed is another result; asking for a trace the result lacks runs again.
+    assert not api.ensure_result(scen, tmp_path / "out", seed=5).reused
+    assert not api.ensure_result(scen, tmp_path / "out", seed=5, trace="postprocess").reused
+    assert [r["seed"] for r in fake_engine.runs] == [4, 5, 5]

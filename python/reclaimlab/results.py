@@ -1,0 +1,379 @@
+"""Result directories: writing, reading, freshness and listing, all in one place.
+
+A result directory holds exactly :data:`RESULT_FILES`, plus ``trace`` when the run recorded one.
+
+*Writing* is all-or-nothing: the directory is assembled in a hidden temporary directory beside
+the target and renamed into place only once every file is written, so an interrupted run never
+leaves a half-written directory and never destroys a finished one before its replacement is
+complete. The Parquet file is deterministic: identical data gives identical bytes (no
+timestamps, fixed format version, fixed compression), as long as the pyarrow version is the same.
+
+*Reading* comes in two strengths: :func:`read_summary` is the cheap, forgiving look used to decide
+whether a result can be reused (anything odd means "no"); :func:`load_run` is the strict one used
+to report on a result (anything odd is a :class:`RunDirError` naming the directory and the file).
+
+*Freshness*: a result is up to date when it is complete and its summary records the same fully
+resolved scenario text (every default filled in), the same seed and this engine's version. That
+is what lets ``examples``, ``compare --seeds`` and ``reproduce`` resume instead of recomputing.
+
+This module sits just above the extension: it may import ``_core`` (for the engine version) and
+nothing else of the package, so every layer above can use it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import shutil
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ._core import ENGINE_VERSION
+
+RESULT_FILES = ("vmstat", "zoneinfo", "buddyinfo", "summary.json", "timeseries.parquet")
+
+#: The optional file a run recorded with ``trace=...`` adds.
+TRACE_FILE = "trace"
+
+#: What :func:`load_run` needs to report on a result (the others are for people and pandas).
+REQUIRED_FILES = ("vmstat", "summary.json")
+
+# Parquet settings, fixed so that output bytes depend on the data only.
+PARQUET_OPTIONS = dict(
+    version="2.6",
+    data_page_version="1.0",
+    compression="zstd",
+    compression_level=3,
+    use_dictionary=True,
+    write_statistics=True,
+    store_schema=True,
+)
+
+# Keys that may hold the total simulated time in summary.json, in order of preference.
+_SIM_TIME_KEYS = ("sim_time_ns", "simulated_ns", "end_ns", "duration_ns")
+
+
+class OutputError(Exception):
+    """The output location cannot be used (exists and is not a result directory, etc.)."""
+
+
+class RunDirError(Exception):
+    """A directory that is not a readable reclaimlab result."""
+
+
+# ---- naming -----------------------------------------------------------------------------------
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._+-]+")
+
+
+def result_dir_name(scenario_name: str) -> str:
+    """A scenario name as a single, safe, visible directory name."""
+    name = _UNSAFE.sub("_", scenario_name).lstrip("._").rstrip("_")
+    return name or "scenario"
+
+
+# ---- writing ----------------------------------------------------------------------------------
+
+
+def write_parquet(columns: Mapping[str, Sequence[int]], path: str | os.PathLike) -> None:
+    """Write integer columns (in the given order) as one Parquet table."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.table({name: pa.array(values, type=pa.int64()) for name, values in columns.items()})
+    pq.write_table(table, os.fspath(path), **PARQUET_OPTIONS)
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _make_hidden_dir(parent: Path, prefix: str) -> Path:
+    """Create a new uniquely named directory (mode from the umask, unlike mkdtemp's 0700)."""
+    while True:
+        path = parent / f"{prefix}{secrets.token_hex(4)}"
+        try:
+            os.mkdir(path)
+            return path
+        except FileExistsError:
+            continue
+
+
+def _replaceable(path: Path) -> bool:
+    """A directory we may replace: empty, or a previous reclaimlab result."""
+    if not path.is_dir() or path.is_symlink():
+        return False
+    return (path / "summary.json").is_file() or not any(path.iterdir())
+
+
+@contextmanager
+def atomic_directory(target: str | os.PathLike) -> Iterator[Path]:
+    """Yield a fresh temporary directory; on normal exit it replaces ``target``.
+
+    On any exception (including KeyboardInterrupt) the temporary directory is removed and
+    ``target`` is left exactly as it was.
+    """
+    target = Path(target)
+    if target.exists() or target.is_symlink():
+        if not _replaceable(target):
+            raise OutputError(
+                f"refusing to replace {target}: it exists and is not a reclaimlab result directory"
+            )
+    parent = target.parent
+    parent.mkdir(parents=True, exist_ok=True)
+    tmp = _make_hidden_dir(parent, f".{target.name}.partial-")
+    try:
+        yield tmp
+        for f in tmp.iterdir():
+            _fsync(f)
+        _fsync(tmp)
+        if target.exists():
+            old = _make_hidden_dir(parent, f".{target.name}.old-")
+            os.rename(target, old / "result")
+            os.rename(tmp, target)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.rename(tmp, target)
+        _fsync(parent)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def write_result_dir(
+    target: str | os.PathLike,
+    texts: Mapping[str, str],
+    columns: Mapping[str, Sequence[int]],
+    *,
+    _after_first_file: Callable[[Path], None] | None = None,
+) -> Path:
+    """Write a result directory: the text files of ``texts`` plus ``timeseries.parquet``.
+
+    ``_after_first_file`` is a test hook called once the temporary directory holds a file.
+    """
+    target = Path(target)
+    with atomic_directory(target) as tmp:
+        for i, (name, text) in enumerate(texts.items()):
+            (tmp / name).write_bytes(text.encode("utf-8"))
+            if i == 0 and _after_first_file is not None:
+                _after_first_file(tmp)
+        write_parquet(columns, tmp / "timeseries.parquet")
+    return target
+
+
+def write_text_atomic(path: str | os.PathLike, text: str) -> None:
+    """Write a single file (a report beside the results) via a temporary file and a rename."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    while True:
+        tmp = path.parent / f".{path.name}.partial-{secrets.token_hex(4)}"
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+            break
+        except FileExistsError:
+            continue
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(text.encode("utf-8"))
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+# ---- reading ----------------------------------------------------------------------------------
+
+
+def parse_vmstat(text: str) -> dict[str, int]:
+    """``/proc/vmstat`` text to an ordered dict (counters and gauges alike)."""
+    out: dict[str, int] = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) == 2:
+            out[parts[0]] = int(parts[1])
+    return out
+
+
+def sim_time_ns(summary: Mapping[str, Any]) -> int | None:
+    """The simulated time recorded in a summary, if it records one."""
+    for key in _SIM_TIME_KEYS:
+        value = summary.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    return None
+
+
+def is_complete(directory: str | os.PathLike) -> bool:
+    """Whether ``directory`` holds every file of :data:`RESULT_FILES`."""
+    d = Path(directory)
+    return all((d / name).is_file() for name in RESULT_FILES)
+
+
+def read_summary(directory: str | os.PathLike) -> dict[str, Any] | None:
+    """The summary of a complete result directory, or None (missing, incomplete, unreadable)."""
+    d = Path(directory)
+    if not is_complete(d):
+        return None
+    try:
+        data = json.loads((d / "summary.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+@dataclass
+class TraceCounts:
+    """What only a trace can tell: per-reclaimer writes and wake-kswapd requests."""
+
+    wake_kswapd_requests: int
+    # (who, kind, mode) -> pages, who in {"direct", "kswapd"}, kind {"file", "anon"},
+    # mode {"sync", "async"}
+    writes: Counter
+
+
+@dataclass
+class Run:
+    """A result directory as read back: its counters, its summary and what its trace adds."""
+
+    path: Path
+    vmstat: dict[str, int]
+    summary: dict[str, Any]
+    trace: TraceCounts | None = None
+
+
+# comm-pid [cpu] flags timestamp: event: details. The comm may contain '-': the pid is the digits
+# after the last one, as in the kernel's script.
+_TRACE_LINE = re.compile(r"^\s*(\S+)-(\d+)\s+\[\d+\].*?\s[0-9.]+:\s+(\w+):\s*(.*)$")
+
+
+def parse_trace(path: str | os.PathLike) -> TraceCounts:
+    """Count, per task, what trace-vmscan-postprocess.pl counts for the rows vmstat lacks."""
+    direct, kswapd = set(), set()
+    wakes: Counter = Counter()
+    writes: dict[str, Counter] = {}
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            m = _TRACE_LINE.match(line)
+            if not m:
+                continue
+            pid, event, details = m.group(2), m.group(3), m.group(4)
+            if event == "mm_vmscan_direct_reclaim_begin":
+                direct.add(pid)
+            elif event == "mm_vmscan_kswapd_wake":
+                kswapd.add(pid)
+            elif event == "mm_vmscan_wakeup_kswapd":
+                wakes[pid] += 1
+            # 6.1 calls it write_folio; the script and the postprocess trace say writepage.
+            elif event in ("mm_vmscan_writepage", "mm_vmscan_write_folio"):
+                kind = "file" if "RECLAIM_WB_FILE" in details else "anon"
+                mode = "sync" if "RECLAIM_WB_SYNC" in details else "async"
+                writes.setdefault(pid, Counter())[kind, mode] += 1
+    # A task's figures count as direct if it ever direct-reclaimed, as kswapd's if it ever woke
+    # as kswapd; the script drops wake requests from tasks that never direct-reclaimed.
+    total: Counter = Counter()
+    for pid, c in writes.items():
+        for (kind, mode), n in c.items():
+            if pid in direct:
+                total["direct", kind, mode] += n
+            if pid in kswapd:
+                total["kswapd", kind, mode] += n
+    return TraceCounts(sum(n for pid, n in wakes.items() if pid in direct), total)
+
+
+def load_run(directory: str | os.PathLike) -> Run:
+    """Read a result directory for reporting; :class:`RunDirError` says what is wrong with it."""
+    path = Path(directory)
+    if not path.is_dir():
+        raise RunDirError(f"{path}: no such result directory")
+    for name in REQUIRED_FILES:
+        if not (path / name).is_file():
+            raise RunDirError(f"{path}: not a reclaimlab result directory: {name} is missing")
+    try:
+        vmstat = parse_vmstat((path / "vmstat").read_text(encoding="utf-8"))
+        summary = json.loads((path / "summary.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise RunDirError(f"{path}: unreadable result: {e}") from None
+    if not isinstance(summary, dict):
+        raise RunDirError(f"{path}/summary.json: not a JSON object")
+    trace = path / TRACE_FILE
+    return Run(path, vmstat, summary, parse_trace(trace) if trace.is_file() else None)
+
+
+# ---- freshness --------------------------------------------------------------------------------
+
+
+def summary_matches(summary: Mapping[str, Any] | None, resolved: str, seed: int) -> bool:
+    """Whether a summary records this fully resolved scenario, this seed and this engine."""
+    return (
+        summary is not None
+        and summary.get("scenario") == resolved
+        and summary.get("seed") == seed
+        and summary.get("engine_version") == ENGINE_VERSION
+    )
+
+
+def fresh_summary(
+    directory: str | os.PathLike, resolved: str, seed: int, *, need_trace: bool = False
+) -> dict[str, Any] | None:
+    """The summary of ``directory`` if it holds an up-to-date result, else None.
+
+    Up to date: complete, same resolved scenario text, seed and engine version, and holding a
+    ``trace`` when ``need_trace`` (a result without one cannot give the trace-only rows).
+    """
+    summary = read_summary(directory)
+    if not summary_matches(summary, resolved, seed):
+        return None
+    if need_trace and not (Path(directory) / TRACE_FILE).is_file():
+        return None
+    return summary
+
+
+def is_up_to_date(
+    directory: str | os.PathLike, resolved: str, seed: int, *, need_trace: bool = False
+) -> bool:
+    """Whether ``directory`` holds an up-to-date result (see :func:`fresh_summary`)."""
+    return fresh_summary(directory, resolved, seed, need_trace=need_trace) is not None
+
+
+# ---- listing ----------------------------------------------------------------------------------
+
+
+def list_results(root: str | os.PathLike) -> list[Path]:
+    """Every complete result directory at or below ``root``, sorted by path.
+
+    Hidden directories (the temporary and old directories of an unfinished write) are skipped,
+    and so is everything below a result directory: results do not nest.
+    """
+    root = Path(root)
+    found: list[Path] = []
+
+    def visit(d: Path) -> None:
+        if is_complete(d):
+            found.append(d)
+            return
+        try:
+            children = sorted(d.iterdir())
+        except OSError:
+            return
+        for child in children:
+            if child.is_dir() and not child.is_symlink() and not child.name.startswith("."):
+                visit(child)
+
+    if root.is_dir():
+        visit(root)
+    return found

@@ -1,0 +1,486 @@
+"""The module structure of the Rust crates: which source file refers to which, import cycles,
+and file length. Used by ``test_structure.py`` and, for people, ``scripts/check-structure.py``.
+
+What counts as a reference from one file to another:
+
+* ``use crate::...``, ``use super::...`` and ``use self::...`` (also ``pub use``), with nested
+  ``{...}`` groups, ``self`` inside a group, globs and ``as`` renames;
+* an inline path ``crate::a::b`` anywhere in code (``$crate::`` in macros too).
+
+Each is resolved to the file of the longest module prefix of its path that is a file
+(``a/b.rs`` or ``a/b/mod.rs`` is module ``a::b``; ``lib.rs`` is the crate root), so
+``crate::mm::zone::Zone`` is a reference to ``mm/zone.rs``. ``super`` and ``self`` are taken
+relative to the module the ``use`` is in, inline ``mod name { ... }`` blocks included.
+
+Left out, because they are not part of the crate's structure: comments (doc links included),
+string and char literals, ``#[cfg(test)] mod NAME { ... }`` blocks, files named ``tests.rs``
+that their parent declares as ``#[cfg(test)] mod tests;``, and ``src/bin/``. Plain relative
+paths (``use child::X`` in a parent) are not followed: a parent naming its own children is how
+Rust modules are built, not a dependency worth policing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+#: No source file of the core crate may be longer than this (whole file, its inline tests
+#: included: tests that make a file long belong in a ``tests.rs`` beside it).
+MAX_LINES = 650
+#: The crate whose files the length limit applies to, relative to the repository root.
+LENGTH_CHECKED = "crates/reclaimlab-core/src"
+
+
+@dataclass(frozen=True)
+class Ref:
+    """One reference from a source file to another: where it is and what it says."""
+
+    source: Path
+    target: Path
+    line: int
+    text: str  # the path as written, e.g. "crate::mm::zone::Zone"
+
+
+@dataclass(frozen=True)
+class Cycle:
+    """A strongly connected component of more than one node, with one concrete loop through it.
+
+    ``loop`` is ``[n0, n1, ..., n0]``; ``evidence[i]`` is a reference behind ``loop[i] ->
+    loop[i+1]``."""
+
+    members: tuple[str, ...]
+    loop: tuple[str, ...]
+    evidence: tuple[Ref, ...]
+
+
+@dataclass
+class Structure:
+    """What :func:`analyse` found under a repository's ``crates/``."""
+
+    root: Path
+    files: list[Path] = field(default_factory=list)
+    refs: list[Ref] = field(default_factory=list)
+    file_cycles: list[Cycle] = field(default_factory=list)
+    module_cycles: list[Cycle] = field(default_factory=list)
+    #: (file, number of lines) of every length-checked file longer than :data:`MAX_LINES`.
+    long_files: list[tuple[Path, int]] = field(default_factory=list)
+
+    def file_key(self, p: Path) -> str:
+        """A file as a node of the file graph: its path from the repository root."""
+        return p.relative_to(self.root).as_posix()
+
+    def module_key(self, p: Path) -> str | None:
+        """A file as a node of the module graph: ``crate::first segment under src/``. The
+        crate root (``lib.rs``) belongs to no top-level module."""
+        crate, _, first, *rest = p.relative_to(self.root / "crates").parts
+        if not rest and first in ("lib.rs", "main.rs"):
+            return None
+        return f"{crate}::{first.removesuffix('.rs')}"
+
+
+# ---- lexing -----------------------------------------------------------------------------------
+
+_CHAR = re.compile(r"b?'(?:\\u\{[0-9a-fA-F]+\}|\\x[0-9a-fA-F]{2}|\\.|[^\\'\n])'")
+_RAW_STRING = re.compile(r'b?r(#*)"')
+
+
+def strip_code(text: str) -> str:
+    """``text`` with comments, strings and char literals blanked out (newlines kept, so line
+    numbers stay right). Lifetimes (``'a``) are kept: they are not literals."""
+    out: list[str] = []
+    i, n = 0, len(text)
+
+    def blank(s: str) -> str:
+        return "".join(c if c == "\n" else " " for c in s)
+
+    while i < n:
+        c = text[i]
+        if text.startswith("//", i):
+            j = text.find("\n", i)
+            j = n if j < 0 else j
+            out.append(blank(text[i:j]))
+            i = j
+        elif text.startswith("/*", i):
+            depth, j = 1, i + 2  # block comments nest in Rust
+            while j < n and depth:
+                if text.startswith("/*", j):
+                    depth, j = depth + 1, j + 2
+                elif text.startswith("*/", j):
+                    depth, j = depth - 1, j + 2
+                else:
+                    j += 1
+            out.append(blank(text[i:j]))
+            i = j
+        elif (m := _RAW_STRING.match(text, i)) and not _ident_char_before(text, i):
+            end = text.find('"' + m.group(1), m.end())
+            j = n if end < 0 else end + 1 + len(m.group(1))
+            out.append(blank(text[i:j]))
+            i = j
+        elif c == '"' or (c == "b" and text.startswith('b"', i) and not _ident_char_before(text, i)):
+            j = i + (2 if c == "b" else 1)
+            while j < n and text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            j = min(j + 1, n)
+            out.append(blank(text[i:j]))
+            i = j
+        elif c in "'b" and (m := _CHAR.match(text, i)) and not _ident_char_before(text, i):
+            out.append(blank(m.group(0)))
+            i = m.end()
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def _ident_char_before(text: str, i: int) -> bool:
+    return i > 0 and (text[i - 1].isalnum() or text[i - 1] == "_")
+
+
+_CFG_TEST_MOD = re.compile(
+    r"#\s*\[\s*cfg\s*\(\s*test\s*\)\s*\]\s*(?:#\s*\[[^\]]*\]\s*)*"
+    r"(?:pub(?:\s*\([^)]*\))?\s+)?mod\s+\w+\s*\{"
+)
+
+
+def strip_test_modules(code: str) -> str:
+    """Blank out every ``#[cfg(test)] mod NAME { ... }`` block of (already stripped) code."""
+    while m := _CFG_TEST_MOD.search(code):
+        depth, j = 1, m.end()
+        while j < len(code) and depth:
+            depth += {"{": 1, "}": -1}.get(code[j], 0)
+            j += 1
+        code = code[: m.start()] + "".join(c if c == "\n" else " " for c in code[m.start() : j]) + code[j:]
+    return code
+
+
+_TOKEN = re.compile(r"\$?[A-Za-z_][A-Za-z0-9_]*|::|[{};,*]|\S")
+
+
+def _tokens(code: str) -> Iterator[tuple[str, int]]:
+    line = 1
+    pos = 0
+    for m in _TOKEN.finditer(code):
+        line += code.count("\n", pos, m.start())
+        pos = m.start()
+        yield m.group(0), line
+
+
+# ---- use trees --------------------------------------------------------------------------------
+
+
+def _use_paths(toks: list[str]) -> list[list[str]]:
+    """The full paths named by the tokens of one use tree (between ``use`` and ``;``)."""
+    paths: list[list[str]] = []
+
+    def tree(i: int, prefix: list[str]) -> int:
+        segs = list(prefix)
+        while i < len(toks):
+            t = toks[i]
+            if t == "{":
+                i += 1
+                while i < len(toks) and toks[i] != "}":
+                    i = tree(i, segs)
+                    if i < len(toks) and toks[i] == ",":
+                        i += 1
+                return i + 1  # past "}"
+            if t == "*":
+                paths.append(segs)
+                return i + 1
+            if t == "::":
+                i += 1
+                continue
+            if t in (",", "}"):
+                break
+            if t == "as":
+                i += 2  # `as name` renames; the path is what matters
+                continue
+            if t == "self" and prefix and len(segs) == len(prefix):
+                i += 1  # `a::{self, b}`: `self` names the group's own path, `a`
+                continue
+            segs.append(t)
+            i += 1
+        paths.append(segs)
+        return i
+
+    tree(0, [])
+    return [p for p in paths if p]
+
+
+# ---- the crate model --------------------------------------------------------------------------
+
+
+def _module_path(src: Path, file: Path) -> tuple[str, ...]:
+    parts = list(file.relative_to(src).with_suffix("").parts)
+    if parts in (["lib"], ["main"]):
+        return ()
+    if parts[-1] == "mod":
+        parts.pop()
+    return tuple(parts)
+
+
+_DECLARES_TEST_MOD = re.compile(
+    r"#\s*\[\s*cfg\s*\(\s*test\s*\)\s*\]\s*(?:#\s*\[[^\]]*\]\s*)*"
+    r"(?:pub(?:\s*\([^)]*\))?\s+)?mod\s+tests\s*;"
+)
+
+
+def is_test_only(src: Path, file: Path) -> bool:
+    """A ``tests.rs`` whose parent module declares it as ``#[cfg(test)] mod tests;``."""
+    if file.name != "tests.rs":
+        return False
+    parent = file.parent
+    candidates = [parent / "mod.rs", parent.with_suffix(".rs")]
+    if parent == src:
+        candidates = [src / "lib.rs", src / "main.rs"]
+    return any(
+        p.is_file() and _DECLARES_TEST_MOD.search(strip_code(p.read_text(encoding="utf-8")))
+        for p in candidates
+    )
+
+
+def source_files(src: Path) -> list[Path]:
+    """The crate's module files: everything under ``src`` but ``bin/`` and test-only files."""
+    return sorted(
+        f
+        for f in src.rglob("*.rs")
+        if "bin" not in f.relative_to(src).parts[:1] and not is_test_only(src, f)
+    )
+
+
+def file_refs(src: Path, file: Path, modules: dict[tuple[str, ...], Path]) -> list[Ref]:
+    """Every reference of ``file`` to another file of the same crate."""
+    code = strip_test_modules(strip_code(file.read_text(encoding="utf-8")))
+    here = _module_path(src, file)
+    toks = list(_tokens(code))
+    refs: list[Ref] = []
+    inline: list[tuple[str, int]] = []  # inline `mod name {` blocks open: (name, depth inside)
+    depth = 0
+
+    def resolve(path: list[str], line: int) -> None:
+        base = list(here) + [name for name, _ in inline]
+        head = path[0].lstrip("$")
+        if head == "crate":
+            full = path[1:]
+        elif head == "self":
+            full = base + path[1:]
+        elif head == "super":
+            rest = list(path)
+            while rest and rest[0] == "super":
+                base, rest = base[:-1], rest[1:]
+            full = base + rest
+        else:
+            return  # an external crate, or a path relative to the current module
+        for k in range(len(full), -1, -1):
+            target = modules.get(tuple(full[:k]))
+            if target is not None:
+                if target != file:
+                    refs.append(Ref(file, target, line, "::".join(path)))
+                return
+
+    i = 0
+    while i < len(toks):
+        t, line = toks[i]
+        if t == "{":
+            depth += 1
+        elif t == "}":
+            depth -= 1
+            if inline and inline[-1][1] == depth + 1:
+                inline.pop()
+        elif t == "mod" and i + 2 < len(toks) and toks[i + 2][0] == "{":
+            inline.append((toks[i + 1][0], depth + 1))
+            depth += 1
+            i += 3
+            continue
+        elif t == "use":
+            j = i + 1
+            while j < len(toks) and toks[j][0] != ";":
+                j += 1
+            for path in _use_paths([tok for tok, _ in toks[i + 1 : j]]):
+                resolve(path, line)
+            i = j + 1
+            continue
+        elif t in ("crate", "$crate") and i + 1 < len(toks) and toks[i + 1][0] == "::":
+            path = [t]
+            j = i + 1
+            while j + 1 < len(toks) and toks[j][0] == "::" and re.match(r"\w", toks[j + 1][0]):
+                path.append(toks[j + 1][0])
+                j += 2
+            if len(path) > 1:
+                resolve(path, line)
+            i = j
+            continue
+        i += 1
+    return refs
+
+
+# ---- cycles -----------------------------------------------------------------------------------
+
+
+def strongly_connected(nodes: Iterable[str], edges: dict[str, set[str]]) -> list[list[str]]:
+    """Tarjan's strongly connected components (iterative), each sorted, in a stable order."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    out: list[list[str]] = []
+    counter = 0
+    for start in sorted(nodes):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(edges.get(start, ()))))]
+        index[start] = low[start] = counter
+        counter += 1
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            for child in children:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(edges.get(child, ())))))
+                    break
+                if child in on_stack:
+                    low[node] = min(low[node], index[child])
+            else:
+                work.pop()
+                if work:
+                    parent = work[-1][0]
+                    low[parent] = min(low[parent], low[node])
+                if low[node] == index[node]:
+                    comp = []
+                    while True:
+                        n = stack.pop()
+                        on_stack.discard(n)
+                        comp.append(n)
+                        if n == node:
+                            break
+                    out.append(sorted(comp))
+    return sorted(out)
+
+
+def _shortest_loop(start: str, members: set[str], edges: dict[str, set[str]]) -> list[str]:
+    """The shortest path start -> ... -> start inside ``members`` (breadth first)."""
+    prev: dict[str, str] = {}
+    frontier = [start]
+    seen = {start}
+    while frontier:
+        nxt = []
+        for node in frontier:
+            for child in sorted(edges.get(node, ())):
+                if child not in members:
+                    continue
+                if child == start:
+                    path = [node]  # walk back from the last node to start
+                    while path[-1] != start:
+                        path.append(prev[path[-1]])
+                    return path[::-1] + [start]
+                if child not in seen:
+                    seen.add(child)
+                    prev[child] = node
+                    nxt.append(child)
+        frontier = nxt
+    raise AssertionError(f"{start} is on no loop inside its component")
+
+
+def cycles(refs: list[Ref], key) -> list[Cycle]:
+    """The cycles of the graph whose nodes are ``key(file)`` and whose edges are ``refs``."""
+    edges: dict[str, set[str]] = defaultdict(set)
+    evidence: dict[tuple[str, str], Ref] = {}
+    nodes: set[str] = set()
+    for r in refs:
+        a, b = key(r.source), key(r.target)
+        if a is None or b is None or a == b:
+            continue
+        nodes |= {a, b}
+        edges[a].add(b)
+        # The first reference (by line) stands for the edge in the report.
+        old = evidence.get((a, b))
+        if old is None or (str(old.source), old.line) > (str(r.source), r.line):
+            evidence[a, b] = r
+    out = []
+    for comp in strongly_connected(nodes, edges):
+        if len(comp) < 2:
+            continue
+        loop = _shortest_loop(comp[0], set(comp), edges)
+        out.append(
+            Cycle(tuple(comp), tuple(loop), tuple(evidence[a, b] for a, b in zip(loop, loop[1:])))
+        )
+    return out
+
+
+# ---- the whole check --------------------------------------------------------------------------
+
+
+def analyse(root: Path) -> Structure:
+    """References, cycles and long files of every crate in ``root/crates``."""
+    root = Path(root).resolve()
+    s = Structure(root)
+    for src in sorted(root.glob("crates/*/src")):
+        files = source_files(src)
+        modules = {_module_path(src, f): f for f in files}
+        s.files += files
+        for f in files:
+            s.refs += file_refs(src, f, modules)
+
+    s.file_cycles = cycles(s.refs, s.file_key)
+    s.module_cycles = cycles(s.refs, s.module_key)
+    checked = root / LENGTH_CHECKED
+    for f in s.files:
+        if f.is_relative_to(checked):
+            n = len(f.read_text(encoding="utf-8").splitlines())
+            if n > MAX_LINES:
+                s.long_files.append((f, n))
+    s.long_files.sort(key=lambda x: -x[1])
+    return s
+
+
+def format_cycles(title: str, found: list[Cycle], root: Path, refs: list[Ref], key) -> str:
+    """Each cycle: its members, one loop through them, then every edge between two members
+    with the first reference behind it (``file:line: path``), which is what to cut."""
+    if not found:
+        return f"{title}: none\n"
+    lines = [f"{title}: {len(found)}"]
+    for k, c in enumerate(found, 1):
+        members = set(c.members)
+        lines.append(f"  cycle {k}: {len(c.members)} members")
+        lines += [f"    {m}" for m in c.members]
+        lines.append("    loop: " + " -> ".join(c.loop))
+        first: dict[tuple[str, str], Ref] = {}
+        for r in refs:
+            a, b = key(r.source), key(r.target)
+            if a != b and a in members and b in members:
+                first.setdefault((a, b), r)
+        lines.append("    edges:")
+        for (a, b), r in sorted(first.items()):
+            where = f"{r.source.relative_to(root).as_posix()}:{r.line}"
+            lines.append(f"      {a} -> {b}  ({where}: {r.text})")
+    return "\n".join(lines) + "\n"
+
+
+def format_long_files(found: list[tuple[Path, int]], root: Path) -> str:
+    title = f"Files in {LENGTH_CHECKED} longer than {MAX_LINES} lines"
+    if not found:
+        return f"{title}: none\n"
+    lines = [f"{title}: {len(found)}"]
+    lines += [f"  {f.relative_to(root).as_posix()}: {n} lines" for f, n in found]
+    return "\n".join(lines) + "\n"
+
+
+def report(s: Structure) -> str:
+    """The whole check for people: cycles between files, between top-level modules, long files."""
+    return "\n".join(
+        [
+            f"{len(s.files)} source files, {len(s.refs)} references between files",
+            format_cycles("Cycles between files", s.file_cycles, s.root, s.refs, s.file_key),
+            format_cycles(
+                "Cycles between top-level modules", s.module_cycles, s.root, s.refs, s.module_key
+            ),
+            format_long_files(s.long_files, s.root),
+        ]
+    )
