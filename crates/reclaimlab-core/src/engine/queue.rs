@@ -44,6 +44,12 @@ pub struct EventQueue {
     /// Sequence number of the most recent `schedule`.
     seq: u64,
     now: u64,
+    /// The actor last popped, whose entry still sits at the root: nearly every actor
+    /// reschedules itself right after it runs, and updating the root in place (one sift-down)
+    /// costs half of removing it and inserting it again. Its key is still the smallest in the
+    /// heap (nothing can be scheduled before now, and later schedules get larger sequence
+    /// numbers), so the heap order holds; it counts as not scheduled.
+    inflight: Option<ActorId>,
 }
 
 impl EventQueue {
@@ -71,6 +77,12 @@ impl EventQueue {
             seq: self.seq,
             actor,
         };
+        if self.inflight == Some(actor) {
+            // Its new key is no smaller than the old one: it can only move down.
+            self.inflight = None;
+            self.sift_down(0, e);
+            return;
+        }
         let p = self.pos[actor as usize];
         if p == NOT_QUEUED {
             self.heap.push(e);
@@ -96,6 +108,10 @@ impl EventQueue {
 
     /// Drop any pending wake-up of `actor`.
     pub fn cancel(&mut self, actor: ActorId) {
+        if self.inflight == Some(actor) {
+            self.settle();
+            return;
+        }
         let p = self.pos[actor as usize];
         if p != NOT_QUEUED {
             self.remove_at(p as usize);
@@ -113,11 +129,12 @@ impl EventQueue {
     /// Pop the entry with the smallest (time, seq) if its time is <= `limit`, setting the clock
     /// to its time.
     pub fn pop(&mut self, limit: u64) -> Option<ActorId> {
+        self.settle();
         let e = *self.heap.first()?;
         if e.time > limit {
             return None;
         }
-        self.remove_at(0);
+        self.inflight = Some(e.actor);
         // Set, not max: after an `advance_to` past a pending entry the clock follows the entry,
         // exactly as before.
         self.now = e.time;
@@ -131,17 +148,33 @@ impl EventQueue {
 
     /// No wake-up before `u64::MAX` is pending (see `due`).
     pub fn is_empty(&self) -> bool {
+        if self.inflight.is_some() {
+            // The root is not scheduled: look at the rest (its children hold their minimum).
+            let n = self.heap.len();
+            return (1..(1 + ARITY).min(n)).all(|c| self.heap[c].time == u64::MAX);
+        }
         // The root is the earliest entry: all are at u64::MAX iff it is.
         self.heap.first().is_none_or(|e| e.time == u64::MAX)
     }
 
     /// Number of actors with a pending wake-up.
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.heap.len() - usize::from(self.inflight.is_some())
+    }
+
+    /// Drop the popped actor's entry if it was not rescheduled.
+    #[inline]
+    fn settle(&mut self) {
+        if self.inflight.take().is_some() {
+            self.remove_at(0);
+        }
     }
 
     #[inline]
     fn due_raw(&self, actor: ActorId) -> u64 {
+        if self.inflight == Some(actor) {
+            return u64::MAX;
+        }
         match self.pos[actor as usize] {
             NOT_QUEUED => u64::MAX,
             p => self.heap[p as usize].time,
