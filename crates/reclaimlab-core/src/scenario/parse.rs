@@ -183,7 +183,7 @@ pub(super) fn fix_error(cx: &Ctx, t: &Table, fix: Fix) -> ScenarioError {
     let found = fix
         .at
         .iter()
-        .find_map(|rel| t.locate(rel).map(|(_, v)| (rel, v)));
+        .find_map(|rel| t.locate(rel).map(|at| (rel, at)));
     let (field, at) = match (found, fix.at.first()) {
         (Some((rel, at)), _) => (join(&t.path, rel), at),
         (None, Some(rel)) => (join(&t.path, rel), t.at),

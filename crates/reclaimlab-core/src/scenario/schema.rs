@@ -85,6 +85,11 @@ pub enum Ty {
     },
 }
 
+/// A rule computing a key's default from the keys before it; `Ok(None)`: leave the default.
+pub type Compute<S> = fn(&S) -> Result<Option<Val>, Fix>;
+/// A key's extra validation: the table as parsed so far, and the key's value.
+pub type Check<S> = fn(&S, &Val) -> Result<(), Fix>;
+
 /// How a key's default is decided.
 pub enum Dflt<S: 'static> {
     /// The value written in the section's declaration (the struct's `Default`).
@@ -96,7 +101,7 @@ pub enum Dflt<S: 'static> {
     /// (by another key's setter, the file name, or at run time), as `text` says.
     Rule {
         text: &'static str,
-        compute: Option<fn(&S) -> Result<Option<Val>, Fix>>,
+        compute: Option<Compute<S>>,
     },
     /// Must be given; the text is an example line.
     Required(&'static str),
@@ -161,7 +166,7 @@ pub struct Key<S: 'static> {
     pub why: &'static str,
     pub default: Dflt<S>,
     /// Extra validation, after the type and range: sees the table as parsed so far.
-    pub check: Option<fn(&S, &Val) -> Result<(), Fix>>,
+    pub check: Option<Check<S>>,
     pub only_if: Option<OnlyIf<S>>,
     /// The value the printer shows when the key is left to a rule computed at run time.
     pub computed: Option<fn(&Scenario) -> Option<Computed>>,
@@ -213,11 +218,7 @@ impl<S> Key<S> {
             ..self
         }
     }
-    pub const fn rule_fn(
-        self,
-        text: &'static str,
-        compute: fn(&S) -> Result<Option<Val>, Fix>,
-    ) -> Self {
+    pub const fn rule_fn(self, text: &'static str, compute: Compute<S>) -> Self {
         Key {
             default: Dflt::Rule {
                 text,
@@ -226,7 +227,7 @@ impl<S> Key<S> {
             ..self
         }
     }
-    pub const fn check(self, f: fn(&S, &Val) -> Result<(), Fix>) -> Self {
+    pub const fn check(self, f: Check<S>) -> Self {
         Key {
             check: Some(f),
             ..self
@@ -344,8 +345,16 @@ pub struct Array<P: 'static, C: 'static> {
     pub get_mut: fn(&mut P) -> &mut Vec<C>,
     /// What an empty or missing array means, and how to add an element.
     pub missing: (&'static str, &'static str),
-    /// A key whose value must differ between elements: (key, accessor, help).
-    pub unique: Option<(&'static str, fn(&C) -> &str, &'static str)>,
+    /// A key whose value must differ between elements.
+    pub unique: Option<Unique<C>>,
+}
+
+/// A key of an array's tables whose value must differ between them (workload names).
+pub struct Unique<C: 'static> {
+    pub key: &'static str,
+    pub value: fn(&C) -> &str,
+    /// Why, as the fix of the error.
+    pub help: &'static str,
 }
 
 /// Conversion between a field's type and [`Val`]; `from_val` only sees values of the key's

@@ -385,9 +385,18 @@ pub(super) fn syntax_error(ctx: &Ctx, e: &TomlError) -> ScenarioError {
         .join(": ");
     let (line, _) = ctx.line_col(at);
     let (field, help) = guess_syntax_context(ctx.src, line);
-    let mut err = ctx.error(at, &field, format!("invalid TOML: {detail}"));
-    err.help = help;
-    err
+    // Every error names a fix: when the line gives no better one, say what TOML expects.
+    let help = help.unwrap_or_else(|| {
+        if detail.contains("duplicate key") {
+            "keep only one of the two (a later value does not override an earlier one in TOML)"
+                .to_string()
+        } else {
+            "write `key = value`, strings in quotes, tables as [name] and workloads as              [[workload]] (see `reclaimlab run FILE --show-defaults` for a complete example)"
+                .to_string()
+        }
+    });
+    ctx.error(at, &field, format!("invalid TOML: {detail}"))
+        .with_help(help)
 }
 
 /// Split a TOML key as written (`a.b`, `"a".b`) into its parts; `None` if it does not look like
@@ -524,10 +533,10 @@ pub(super) fn describe_size(v: u64) -> String {
 }
 
 impl Table<'_> {
-    /// Positions (key, value) of the key at `rel`, a path relative to this table such as
-    /// `allowed`, `oom.allowed` or `workload[2].anon.size`; `None` when the file does not have
-    /// it. A table's value position is its header.
-    pub fn locate(&self, rel: &str) -> Option<(usize, usize)> {
+    /// Position of the value at `rel`, a path relative to this table such as `allowed`,
+    /// `oom.allowed` or `workload[2].anon.size`; `None` when the file does not have it. A
+    /// table's position is its header (or its key, for dotted and inline tables).
+    pub fn locate(&self, rel: &str) -> Option<usize> {
         let mut table: Option<&dyn TableLike> = Some(self.t);
         let mut found = None;
         for part in rel.split('.') {
@@ -553,7 +562,7 @@ impl Table<'_> {
                     _ => return None,
                 },
             };
-            found = Some((key_at, item_at.unwrap_or(key_at)));
+            found = Some(item_at.unwrap_or(key_at));
             table = next;
         }
         found

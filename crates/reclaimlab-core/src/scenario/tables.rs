@@ -142,13 +142,13 @@ impl<P, C: Default> Child<P> for Array<P, C> {
         for t in &tables {
             let mut c = C::default();
             parse_section(cx, t, self.section, &mut c)?;
-            if let Some((key, value, help)) = self.unique {
-                let v = value(&c);
-                if items.iter().any(|o| value(o) == v) {
-                    let kf = t.field(key).expect("a unique key is required");
+            if let Some(u) = &self.unique {
+                let v = (u.value)(&c);
+                if items.iter().any(|o| (u.value)(o) == v) {
+                    let kf = t.field(u.key).expect("a unique key is required");
                     return Err(kf
-                        .err(cx, format!("duplicate {name} {key} \"{v}\""))
-                        .with_help(help));
+                        .err(cx, format!("duplicate {name} {} \"{v}\"", u.key))
+                        .with_help(u.help));
                 }
             }
             items.push(c);

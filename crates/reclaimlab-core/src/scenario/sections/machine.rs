@@ -35,7 +35,7 @@ section! {
         )
         .only_if(
             |h| h.zoneinfo.is_none(),
-            "no zoneinfo",
+            "`zoneinfo` unset",
             "`ram` cannot be given together with `zoneinfo`: the zones and their sizes come \
              from the zoneinfo file",
             "remove `ram` (or `zoneinfo`)",
@@ -54,13 +54,13 @@ section! {
         lowmem_bytes: None => Key::new(
             "lowmem",
             Ty::Size { min: 1, max: 4 * GIB },
-            "RAM below 4GiB (DMA + DMA32), overriding the machine type",
+            "RAM below 4GiB (DMA + DMA32), at most ram; overrides the machine type",
         )
         .unset("decided by the machine type")
         .check(lowmem_within_ram)
         .only_if(
             |h| h.zoneinfo.is_none(),
-            "no zoneinfo",
+            "`zoneinfo` unset",
             "`lowmem` cannot be given together with `zoneinfo`: the zones and their sizes come \
              from the zoneinfo file",
             "remove `lowmem` (or `zoneinfo`)",
@@ -155,8 +155,8 @@ section! {
         )
         .unit("KiB")
         .why("the range the kernel clamps its computed min_free_kbytes to")
-        .rule("computed from the zones' managed pages by the [policy] watermarks variant, as \
-               the kernel does at boot")
+        .rule("from the zones' managed pages, by the [policy] watermarks variant, as the \
+               kernel does at boot")
         .computed(computed::min_free_kbytes);
         watermark_scale_factor: 10 => Key::new(
             "watermark_scale_factor",
@@ -179,7 +179,7 @@ section! {
 section! {
     SwapDevice => pub static SWAP = "swap",
         "The swap device: latency + bandwidth model, FIFO queue. Size 0 means no swap." {
-        size_bytes: 0 => Key::new("size", Ty::Size { min: 0, max: u64::MAX }, "swap device size; 0 means no swap")
+        size_bytes: 0 => Key::new("size", Ty::Size { min: 0, max: u64::MAX }, "swap device size: 0 (no swap) or at least 4KiB")
             .check(swap_size);
         read_latency_ns: 80 * NS_PER_US => Key::new("read_latency", LATENCY, "latency of one swap-in request");
         write_latency_ns: 40 * NS_PER_US => Key::new("write_latency", LATENCY, "latency of one swap-out request");

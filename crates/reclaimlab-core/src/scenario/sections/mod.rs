@@ -20,7 +20,7 @@ pub use machine::{COST, DISK, HOST, OOM, SWAP, SYSCTL, WRITEBACK};
 #[allow(unused_imports)]
 pub use workload::{ANON, FILE, HIGHORDER, TRACE, WORKLOAD};
 
-use super::schema::{section, Array, Embedded, Fix, Rule, Ty};
+use super::schema::{section, Array, Embedded, Fix, Rule, Ty, Unique};
 use super::source::describe_size;
 use super::{
     CostModel, DiskDevice, HostConfig, OomConfig, PolicyConfig, Scenario, SimConfig, SwapDevice,
@@ -101,11 +101,11 @@ section! {
                 "the scenario has no workloads",
                 "add a [[workload]] table with a name and a [workload.anon] or [workload.file] table",
             ),
-            unique: Some((
-                "name",
-                |w| w.name.as_str(),
-                "every workload needs its own name (it labels counters and OOM kills)",
-            )),
+            unique: Some(Unique {
+                key: "name",
+                value: |w| w.name.as_str(),
+                help: "every workload needs its own name (it labels counters and OOM kills)",
+            }),
         },
     ],
     rules: [CAPACITY],
