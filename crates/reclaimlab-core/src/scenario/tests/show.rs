@@ -273,3 +273,47 @@ fn output_shape() {
         assert!(line.contains("  # "), "no comment: {line}");
     }
 }
+
+/// The example scenarios print, parse back to the same scenario (computed defaults resolved)
+/// and print again to the same text: `--show-defaults` output is a fixed point.
+#[test]
+fn example_scenarios_round_trip() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios");
+    let mut n = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|x| x == "toml") {
+            round_trip(&parse_file(&path).unwrap_or_else(|e| panic!("{e}")));
+            n += 1;
+        }
+    }
+    assert!(n >= 5, "{n} example scenarios");
+}
+
+/// A computed min_free_kbytes is printed as a value with the rule, and the zones' watermarks
+/// follow as comments; an explicit value equal to it prints the same.
+#[test]
+fn computed_defaults_are_shown_with_their_rule() {
+    let mut s = Scenario::default();
+    s.workloads.push(workload("w"));
+    let text = to_toml(&s);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("min_free_kbytes = "))
+        .expect("min_free_kbytes line");
+    assert!(line.starts_with("min_free_kbytes = 67584 "), "{line}");
+    assert!(
+        line.contains("default computed by the watermarks policy"),
+        "{line}"
+    );
+    assert!(text.contains("#   zone       managed      min      low     high  protection\n"));
+    assert!(text.contains("\n#   Normal "), "{text}");
+    let mut explicit = s.clone();
+    explicit.sysctl.min_free_kbytes = Some(67584);
+    assert_eq!(to_toml(&explicit), text);
+    explicit.sysctl.min_free_kbytes = Some(1000);
+    let other = to_toml(&explicit);
+    assert!(other.contains("\nmin_free_kbytes = 1000 "), "{other}");
+    assert!(!other.contains("default computed"), "{other}");
+    assert!(other.contains("from min_free_kbytes = 1000 and"), "{other}");
+}
