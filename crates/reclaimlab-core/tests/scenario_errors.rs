@@ -2,8 +2,8 @@
 //! reported, plus valid scenarios that must parse to known values.
 //!
 //! Every `tests/bad_scenarios/*.toml` starts with `# expect: LINE FIELD`: the error's 1-based
-//! line and its field path. The test also checks the rendered message carries `FILE:LINE:COL`
-//! and the field, since that is what users see.
+//! line and its field path. The test also checks the rendered message carries `FILE:LINE:COL`,
+//! the field and a `help:` line with the fix, since that is what users see.
 
 use std::path::{Path, PathBuf};
 
@@ -64,7 +64,10 @@ fn bad_scenarios_report_line_and_field() {
             && err.col >= 1
             && shown.starts_with(&location)
             && shown.contains(&format!("in field `{field}`"))
-            && !err.message.is_empty();
+            && !err.message.is_empty()
+            // Every error says how to fix it.
+            && err.help.as_deref().is_some_and(|h| !h.is_empty())
+            && shown.contains("\n  help: ");
         if !ok {
             failures.push(format!(
                 "{}: expected line {line} field `{field}`, got line {} field `{}`:\n{shown}",
@@ -118,6 +121,32 @@ fn messages_say_what_was_expected() {
     assert!(msg("trace_bad_format").contains("\"oracle\", \"csv\""));
     assert!(msg("trace_unknown_key").contains("did you mean `passes`?"));
     assert!(msg("trace_path_is_directory").contains("is a directory"));
+    // Range and type errors come from each key's declaration: the range, then an example
+    // (the default when there is one) as the fix.
+    let m = msg("cpus_0");
+    assert!(
+        m.contains("must be between 1 and 1024, found 0") && m.contains("cpus = 2 (the default)"),
+        "{m}"
+    );
+    let m = msg("latency_jitter_1");
+    assert!(
+        m.contains("must be at least 0 and below 1, found 1")
+            && m.contains("latency_jitter = 0.1 (the default)"),
+        "{m}"
+    );
+    let m = msg("dirty_ratio_string");
+    assert!(
+        m.contains("expected a non-negative integer, found string \"20%\"")
+            && m.contains("dirty_ratio = 20"),
+        "{m}"
+    );
+    assert!(msg("highorder_order_11").contains("must be between 0 and 10"));
+    assert!(msg("readahead_pages_0").contains("(1 disables read-ahead)"));
+    assert!(msg("oom_score_adj_float").contains("expected an integer, found float 1.5"));
+    assert!(msg("swap_size_below_page").contains("0 (no swap) or at least 4KiB"));
+    assert!(msg("trace_time_unit_zero").contains("must be greater than zero"));
+    assert!(msg("lowmem_above_4gib").contains("at most 4GiB, found 5GiB"));
+    assert!(msg("highorder_without_end").contains("count = N"));
 }
 
 fn one_workload(name: &str, anon: Option<AnonSpec>, file: Option<FileSpec>) -> Workload {

@@ -4,8 +4,10 @@
 //! study can vary them. Costs are charged to the actor running the operation and end up in its
 //! CPU's busy time.
 
-/// Simulated CPU cost of each operation, in nanoseconds. The source of each default is given
-/// beside it (core-mm §9 rows, `[EST]`: estimates for a modern x86 server).
+/// Simulated CPU cost of each operation, in nanoseconds. The default values are declared with
+/// the `[cost]` keys (`scenario/sections/machine.rs`); the comment of each field names the row
+/// of core-mm §9's table of typical costs they are taken from (`[EST]`: estimates for a modern
+/// x86 server).
 #[derive(Debug, Clone, PartialEq)]
 pub struct CostModel {
     /// User access to a resident anonymous page (a cache-missing load or store).
@@ -34,26 +36,6 @@ pub struct CostModel {
     pub compact_scan_ns: u64,
     /// Migrating one page: copy 4 KiB, update the rmap and the page table.
     pub migrate_page_ns: u64,
-}
-
-impl Default for CostModel {
-    fn default() -> Self {
-        CostModel {
-            anon_touch_ns: 20,
-            anon_fault_ns: 1_000,
-            swapcache_fault_ns: 1_000,
-            major_fault_ns: 5_000,
-            file_hit_ns: 300,
-            file_miss_ns: 1_000,
-            scan_unmapped_ns: 300,
-            scan_mapped_ns: 1_500,
-            swapout_submit_ns: 2_000,
-            free_page_ns: 100,
-            slowpath_ns: 1_000,
-            compact_scan_ns: 20,
-            migrate_page_ns: 2_000,
-        }
-    }
 }
 
 /// Fixed CPU cost of one `balance_pgdat` priority iteration besides the pages it scans

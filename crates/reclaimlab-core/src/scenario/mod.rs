@@ -1,13 +1,23 @@
 //! Scenario: the validated description of one simulation run.
 //!
-//! This file holds the *types* and their defaults, the one place where every default is written
-//! down. Parsing (TOML with spans, units, precise errors) lives in `parse.rs`; turning a scenario
-//! back into TOML for `--show-defaults` lives in `show.rs`; unit parsing in `units.rs`.
+//! This file holds the *types*. The scenario file's keys, their defaults (the `Default` impls
+//! are generated from them), ranges, rules and docs are declared once, in `sections/`, with
+//! the machinery in `schema.rs`; from those declarations come the parser (`parse.rs`, with
+//! `source.rs` for positions), the `--show-defaults` printer (`show.rs`, `computed.rs`) and
+//! `docs/scenario-reference.md` (`docs.rs`). Units are parsed and formatted in `units.rs`.
 //!
 //! All sizes are bytes, all times are nanoseconds, after parsing.
 
+mod computed;
+pub mod docs;
 pub mod parse;
+mod schema;
+mod sections;
 pub mod show;
+mod source;
+mod tables;
+#[cfg(test)]
+mod tests;
 pub mod units;
 
 pub use crate::trace::{Compression, TraceFormat};
@@ -46,17 +56,6 @@ pub struct SimConfig {
     pub sample_interval_ns: u64,
     /// Hard cap on simulated time when `duration` is not given (guards against a workload that never ends).
     pub max_duration_ns: u64,
-}
-
-impl Default for SimConfig {
-    fn default() -> Self {
-        SimConfig {
-            seed: 1,
-            duration_ns: None,
-            sample_interval_ns: 100 * NS_PER_MS,
-            max_duration_ns: 3600 * NS_PER_SEC,
-        }
-    }
 }
 
 /// QEMU machine type: decides how much RAM sits below 4 GiB (DMA32) versus above (Normal).
@@ -110,21 +109,6 @@ pub struct HostConfig {
 /// pages, a network jumbo-frame buffer or a SLUB high-order slab) can form.
 pub const DEFAULT_FRAGMENT_STRIDE: u32 = 8;
 
-impl Default for HostConfig {
-    fn default() -> Self {
-        HostConfig {
-            ram_bytes: 4 * GIB,
-            cpus: 2,
-            thp: true,
-            machine: MachineType::Q35,
-            lowmem_bytes: None,
-            zoneinfo: None,
-            fragmented_zone: None,
-            fragment_stride: DEFAULT_FRAGMENT_STRIDE,
-        }
-    }
-}
-
 /// `vm.*` sysctls. `None` means "the kernel's computed default".
 #[derive(Debug, Clone, PartialEq)]
 pub struct Sysctl {
@@ -135,17 +119,6 @@ pub struct Sysctl {
     pub lowmem_reserve_ratio: [u64; 4],
     /// 0..=200
     pub swappiness: u64,
-}
-
-impl Default for Sysctl {
-    fn default() -> Self {
-        Sysctl {
-            min_free_kbytes: None,
-            watermark_scale_factor: 10,
-            lowmem_reserve_ratio: [256, 256, 32, 0],
-            swappiness: 60,
-        }
-    }
 }
 
 /// The swap device: size 0 means no swap. Latency + bandwidth model, FIFO queue.
@@ -161,18 +134,6 @@ pub struct SwapDevice {
     pub latency_jitter: f64,
 }
 
-impl Default for SwapDevice {
-    fn default() -> Self {
-        SwapDevice {
-            size_bytes: 0,
-            read_latency_ns: 80 * NS_PER_US,
-            write_latency_ns: 40 * NS_PER_US,
-            bandwidth_bytes_per_sec: GIB,
-            latency_jitter: 0.1,
-        }
-    }
-}
-
 /// The block device behind files (page cache misses and writeback).
 #[derive(Debug, Clone, PartialEq)]
 pub struct DiskDevice {
@@ -185,18 +146,6 @@ pub struct DiskDevice {
     pub readahead_pages: u64,
 }
 
-impl Default for DiskDevice {
-    fn default() -> Self {
-        DiskDevice {
-            read_latency_ns: 100 * NS_PER_US,
-            write_latency_ns: 50 * NS_PER_US,
-            bandwidth_bytes_per_sec: GIB,
-            latency_jitter: 0.1,
-            readahead_pages: 32,
-        }
-    }
-}
-
 /// Dirty page-cache limits and the flusher (core-mm §10.2 item 5: an abstraction).
 #[derive(Debug, Clone, PartialEq)]
 pub struct WritebackConfig {
@@ -206,16 +155,7 @@ pub struct WritebackConfig {
     pub dirty_ratio: u64,
 }
 
-impl Default for WritebackConfig {
-    fn default() -> Self {
-        WritebackConfig {
-            dirty_background_ratio: 10,
-            dirty_ratio: 20,
-        }
-    }
-}
-
-/// The `[cost]` table is the machine's CPU cost model.
+/// The `[cost]` table is the machine's CPU cost model (its defaults are declared with its keys).
 pub use crate::machine::cost::CostModel;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -227,15 +167,6 @@ pub struct OomConfig {
     pub reaper_delay_ns: u64,
 }
 
-impl Default for OomConfig {
-    fn default() -> Self {
-        OomConfig {
-            allowed: true,
-            reaper_delay_ns: NS_PER_MS,
-        }
-    }
-}
-
 /// `[policy]`: the variant chosen for every switch of the policy registry (`crate::policy`),
 /// defaults and presets resolved.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -243,7 +174,7 @@ pub struct PolicyConfig {
     pub choices: crate::policy::Choices,
 }
 
-/// One process. It has an anonymous-memory thread, a file-I/O thread and a trace-replay thread,
+/// One process (`[[workload]]`). It has an anonymous-memory thread, a file-I/O thread and a trace-replay thread,
 /// in any combination (at least one). They run side by side; the trace's anonymous objects are
 /// a second anonymous region of the same process, its file objects files of their own.
 #[derive(Debug, Clone, PartialEq)]
@@ -337,19 +268,6 @@ pub struct HighOrderSpec {
     pub count: Option<u64>,
 }
 
-impl Default for HighOrderSpec {
-    fn default() -> Self {
-        HighOrderSpec {
-            order: 3,
-            rate_per_sec: 1000,
-            lifetime_ns: 10 * NS_PER_MS,
-            lifetimes: Lifetimes::Fixed,
-            gfp: HighOrderGfp::Atomic,
-            count: None,
-        }
-    }
-}
-
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum AccessPattern {
     Sequential,
@@ -362,7 +280,29 @@ pub enum AccessPattern {
 
 impl AccessPattern {
     pub const NAMES: &'static [&'static str] = &["sequential", "random", "zipf"];
+    pub fn name(self) -> &'static str {
+        match self {
+            AccessPattern::Sequential => "sequential",
+            AccessPattern::Random => "random",
+            AccessPattern::Zipf { .. } => "zipf",
+        }
+    }
+    /// `"zipf"` gives the default exponent, [`DEFAULT_ZIPF_ALPHA`].
+    pub fn from_name(s: &str) -> Option<Self> {
+        match s {
+            "sequential" => Some(AccessPattern::Sequential),
+            "random" => Some(AccessPattern::Random),
+            "zipf" => Some(AccessPattern::Zipf {
+                alpha: DEFAULT_ZIPF_ALPHA,
+            }),
+            _ => None,
+        }
+    }
 }
+
+/// Zipf exponent when `pattern = "zipf"` is given without `zipf_alpha`. (A constant rather
+/// than a section default because `AccessPattern::Zipf` carries its alpha.)
+pub const DEFAULT_ZIPF_ALPHA: f64 = 1.0;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct AnonSpec {
@@ -378,19 +318,6 @@ pub struct AnonSpec {
     pub hold_ns: u64,
 }
 
-impl Default for AnonSpec {
-    fn default() -> Self {
-        AnonSpec {
-            size_bytes: 0,
-            pattern: AccessPattern::Sequential,
-            passes: 1,
-            write_fraction: 1.0,
-            think_ns: 0,
-            hold_ns: 0,
-        }
-    }
-}
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FileOp {
     Read,
@@ -399,6 +326,17 @@ pub enum FileOp {
 
 impl FileOp {
     pub const NAMES: &'static [&'static str] = &["read", "write"];
+    pub fn name(self) -> &'static str {
+        match self {
+            FileOp::Read => "read",
+            FileOp::Write => "write",
+        }
+    }
+    pub fn from_name(s: &str) -> Option<Self> {
+        [FileOp::Read, FileOp::Write]
+            .into_iter()
+            .find(|o| o.name() == s)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -408,17 +346,6 @@ pub struct FileSpec {
     /// Sequential passes over the file.
     pub passes: u64,
     pub hold_ns: u64,
-}
-
-impl Default for FileSpec {
-    fn default() -> Self {
-        FileSpec {
-            size_bytes: 0,
-            op: FileOp::Read,
-            passes: 1,
-            hold_ns: 0,
-        }
-    }
 }
 
 /// What an oracleGeneral trace's objects are (the format does not say; CSV records do).
@@ -437,6 +364,11 @@ impl TraceKind {
             TraceKind::Anon => "anon",
             TraceKind::File => "file",
         }
+    }
+    pub fn from_name(s: &str) -> Option<Self> {
+        [TraceKind::Anon, TraceKind::File]
+            .into_iter()
+            .find(|k| k.name() == s)
     }
 }
 
@@ -459,6 +391,11 @@ impl ObjectSize {
             ObjectSize::Ignore => "ignore",
         }
     }
+    pub fn from_name(s: &str) -> Option<Self> {
+        [ObjectSize::Pages, ObjectSize::Ignore]
+            .into_iter()
+            .find(|o| o.name() == s)
+    }
 }
 
 /// When a trace's records are replayed.
@@ -473,6 +410,12 @@ pub enum TraceTime {
 
 impl TraceTime {
     pub const NAMES: &'static [&'static str] = &["ignore", "trace"];
+    pub fn name(self) -> &'static str {
+        match self {
+            TraceTime::Ignore => "ignore",
+            TraceTime::Trace { .. } => "trace",
+        }
+    }
 }
 
 /// `[workload.trace]`: replay a recorded page-access trace.
@@ -518,38 +461,15 @@ impl TraceSpec {
     }
 }
 
-impl Default for TraceSpec {
-    fn default() -> Self {
-        TraceSpec {
-            path: String::new(),
-            format: TraceFormat::Oracle,
-            compression: Compression::None,
-            kind: TraceKind::Anon,
-            object_size: ObjectSize::Pages,
-            write_fraction: 0.0,
-            passes: 1,
-            time: TraceTime::Ignore,
-            think_ns: 0,
-            hold_ns: 0,
-            max_records: None,
-        }
-    }
-}
-
-impl Default for Scenario {
-    fn default() -> Self {
-        Scenario {
-            name: "scenario".to_string(),
-            sim: SimConfig::default(),
-            host: HostConfig::default(),
-            sysctl: Sysctl::default(),
-            swap: SwapDevice::default(),
-            disk: DiskDevice::default(),
-            writeback: WritebackConfig::default(),
-            cost: CostModel::default(),
-            oom: OomConfig::default(),
-            policy: PolicyConfig::default(),
-            workloads: Vec::new(),
-        }
-    }
-}
+// Enums stored in the scenario by name (see `schema::Conv`).
+schema::named_conv!(
+    MachineType,
+    HighOrderGfp,
+    Lifetimes,
+    AccessPattern,
+    FileOp,
+    TraceKind,
+    ObjectSize,
+    TraceFormat,
+    Compression,
+);

@@ -1,0 +1,293 @@
+//! The machine sections: `[host]`, `[sysctl]`, `[swap]`, `[disk]`, `[writeback]`, `[cost]`,
+//! `[oom]`. Each is a `static` [`Section`](crate::scenario::schema::Section) that does not know
+//! where it sits, so a later machine table (`[[guest]]`) can embed the same declarations.
+
+use crate::scenario::computed;
+use crate::scenario::schema::{section, Fix, Ty, Val};
+use crate::scenario::units::format_size;
+use crate::scenario::{
+    CostModel, DiskDevice, HostConfig, MachineType, OomConfig, SwapDevice, Sysctl, WritebackConfig,
+    DEFAULT_FRAGMENT_STRIDE, GIB, KIB, MIB, NS_PER_MS, NS_PER_US,
+};
+
+/// Zones an aged (fragmented) zone can be: the ones a host has.
+const FRAGMENTABLE_ZONES: &[&str] = &["DMA", "DMA32", "Normal"];
+
+/// A latency spread: a fraction in [0, 1) (1 would allow zero-latency requests).
+const JITTER: Ty = Ty::Float {
+    min: 0.0,
+    max: 1.0,
+    min_open: false,
+    max_open: true,
+};
+const LATENCY: Ty = Ty::Duration { min: 0 };
+const PERCENT: Ty = Ty::UInt { min: 0, max: 100 };
+
+section! {
+    HostConfig => pub static HOST = "host",
+        "The machine: RAM and how it splits into zones, CPUs, transparent huge pages." {
+        ram_bytes: 4 * GIB => Key::new(
+            "ram",
+            // Below 64 MiB the kernel's own reserves leave nothing usable; 16 TiB (2^32 4 KiB
+            // frames) keeps frame numbers in 32 bits.
+            Ty::Size { min: 64 * MIB, max: 16 * 1024 * GIB },
+            "RAM of the machine",
+        )
+        .only_if(
+            |h| h.zoneinfo.is_none(),
+            "`zoneinfo` unset",
+            "`ram` cannot be given together with `zoneinfo`: the zones and their sizes come \
+             from the zoneinfo file",
+            "remove `ram` (or `zoneinfo`)",
+        );
+        cpus: 2 => Key::new("cpus", Ty::UInt { min: 1, max: 1024 }, "CPUs");
+        thp: true => Key::new(
+            "thp",
+            Ty::Bool,
+            "transparent huge pages enabled (raises the default min_free_kbytes)",
+        );
+        machine: MachineType::Q35 => Key::new(
+            "machine",
+            Ty::Choice { names: MachineType::NAMES, what: "machine type" },
+            "QEMU machine type, decides the RAM below 4GiB",
+        );
+        lowmem_bytes: None => Key::new(
+            "lowmem",
+            Ty::Size { min: 1, max: 4 * GIB },
+            "RAM below 4GiB (DMA + DMA32), at most ram; overrides the machine type",
+        )
+        .unset("decided by the machine type")
+        .check(lowmem_within_ram)
+        .only_if(
+            |h| h.zoneinfo.is_none(),
+            "`zoneinfo` unset",
+            "`lowmem` cannot be given together with `zoneinfo`: the zones and their sizes come \
+             from the zoneinfo file",
+            "remove `lowmem` (or `zoneinfo`)",
+        );
+        zoneinfo: None => Key::new(
+            "zoneinfo",
+            Ty::Path { what: "zoneinfo", expected: "a path to a captured /proc/zoneinfo" },
+            "captured /proc/zoneinfo giving the zones and their sizes",
+        )
+        .unset("zones built from ram, lowmem and machine")
+        .check(zoneinfo_file);
+        fragmented_zone: None => Key::new(
+            "fragmented_zone",
+            Ty::Choice { names: FRAGMENTABLE_ZONES, what: "zone" },
+            "aged zone: one unmovable page pinned in every fragment_stride pages",
+        )
+        .unset("none")
+        .access(
+            |h: &HostConfig| h.fragmented_zone.map(|z| Val::S(crate::machine::ZONE_NAMES[z].into())),
+            |h: &mut HostConfig, v| {
+                if let Val::S(name) = v {
+                    h.fragmented_zone = crate::machine::ZONE_NAMES.iter().position(|z| **z == name);
+                }
+            },
+        );
+        fragment_stride: DEFAULT_FRAGMENT_STRIDE => Key::new(
+            "fragment_stride",
+            Ty::UInt { min: 2, max: 1024 },
+            "pages per pinned page in fragmented_zone, a power of two",
+        )
+        .unit("pages")
+        .check(power_of_two);
+    }
+    children: [],
+    rules: [],
+    derived: None,
+}
+
+/// lowmem is the part of RAM below 4 GiB (DMA + DMA32): it cannot exceed RAM either.
+fn lowmem_within_ram(h: &HostConfig, v: &Val) -> Result<(), Fix> {
+    match v {
+        Val::U(low) if *low > h.ram_bytes => Err(Fix::new(
+            format!(
+                "lowmem (RAM below 4GiB) must be at most ram ({}), found {}",
+                format_size(h.ram_bytes),
+                format_size(*low)
+            ),
+            "lower lowmem, or raise ram",
+        )),
+        _ => Ok(()),
+    }
+}
+
+fn power_of_two(_: &HostConfig, v: &Val) -> Result<(), Fix> {
+    match v {
+        Val::U(n) if !n.is_power_of_two() => Err(Fix::new(
+            format!("fragment_stride must be a power of two, not {n}"),
+            "use 8 to forbid order-3 blocks, 512 to forbid huge pages",
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// The zoneinfo is read here, so a bad file is reported at its key rather than at run time.
+fn zoneinfo_file(_: &HostConfig, v: &Val) -> Result<(), Fix> {
+    let Val::S(path) = v else { return Ok(()) };
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        let msg = if e.kind() == std::io::ErrorKind::NotFound {
+            format!("zoneinfo file \"{path}\" does not exist")
+        } else {
+            format!("cannot read zoneinfo file \"{path}\": {e}")
+        };
+        Fix::new(msg, "")
+    })?;
+    crate::machine::layout::parse_zoneinfo(&text).map_err(|e| {
+        Fix::new(
+            format!("\"{path}\" is not a valid /proc/zoneinfo: {e}"),
+            "give a file captured with `cat /proc/zoneinfo` on the machine to model",
+        )
+    })?;
+    Ok(())
+}
+
+section! {
+    Sysctl => pub static SYSCTL = "sysctl",
+        "`vm.*` sysctls. The per-zone watermarks and protection they lead to are printed as \
+         comments by `--show-defaults`." {
+        min_free_kbytes: None => Key::new(
+            "min_free_kbytes",
+            Ty::UInt { min: computed::MIN_FREE_KBYTES_RANGE.0, max: computed::MIN_FREE_KBYTES_RANGE.1 },
+            "vm.min_free_kbytes",
+        )
+        .unit("KiB")
+        .why("the range the kernel clamps its computed min_free_kbytes to")
+        .rule("from the zones' managed pages, by the [policy] watermarks variant, as the \
+               kernel does at boot")
+        .computed(computed::min_free_kbytes);
+        watermark_scale_factor: 10 => Key::new(
+            "watermark_scale_factor",
+            Ty::UInt { min: 1, max: 3000 },
+            "vm.watermark_scale_factor: distance between the watermarks",
+        )
+        .unit("1/10000 of a zone");
+        lowmem_reserve_ratio: [256, 256, 32, 0] => Key::new(
+            "lowmem_reserve_ratio",
+            Ty::UIntList { labels: &["DMA", "DMA32", "Normal", "Movable"] },
+            "vm.lowmem_reserve_ratio for DMA, DMA32, Normal, Movable",
+        );
+        swappiness: 60 => Key::new("swappiness", Ty::UInt { min: 0, max: 200 }, "vm.swappiness");
+    }
+    children: [],
+    rules: [],
+    derived: Some(computed::zone_lines),
+}
+
+section! {
+    SwapDevice => pub static SWAP = "swap",
+        "The swap device: latency + bandwidth model, FIFO queue. Size 0 means no swap." {
+        size_bytes: 0 => Key::new("size", Ty::Size { min: 0, max: u64::MAX }, "swap device size: 0 (no swap) or at least 4KiB")
+            .check(swap_size);
+        read_latency_ns: 80 * NS_PER_US => Key::new("read_latency", LATENCY, "latency of one swap-in request");
+        write_latency_ns: 40 * NS_PER_US => Key::new("write_latency", LATENCY, "latency of one swap-out request");
+        bandwidth_bytes_per_sec: GIB => Key::new("bandwidth", Ty::Bandwidth, "shared by reads and writes");
+        latency_jitter: 0.1 => Key::new(
+            "latency_jitter",
+            JITTER,
+            "per-request latency spread: latency * (1 + jitter * u), u in [-1, 1)",
+        );
+    }
+    children: [],
+    rules: [],
+    derived: None,
+}
+
+/// 0 means "no swap"; anything else must hold at least one page.
+fn swap_size(_: &SwapDevice, v: &Val) -> Result<(), Fix> {
+    match v {
+        Val::U(n) if *n != 0 && *n < 4 * KIB => Err(Fix::new(
+            format!(
+                "swap size must be 0 (no swap) or at least 4KiB, found {}",
+                crate::scenario::source::describe_size(*n)
+            ),
+            "write size = 0 for no swap, or a size like \"1GiB\"",
+        )),
+        _ => Ok(()),
+    }
+}
+
+section! {
+    DiskDevice => pub static DISK = "disk",
+        "The block device behind files (page cache misses and writeback)." {
+        read_latency_ns: 100 * NS_PER_US => Key::new("read_latency", LATENCY, "latency of one read request (page cache miss)");
+        write_latency_ns: 50 * NS_PER_US => Key::new("write_latency", LATENCY, "latency of one writeback request");
+        bandwidth_bytes_per_sec: GIB => Key::new("bandwidth", Ty::Bandwidth, "shared by reads and writes");
+        latency_jitter: 0.1 => Key::new("latency_jitter", JITTER, "per-request latency spread, as for swap");
+        readahead_pages: 32 => Key::new(
+            "readahead_pages",
+            // The upper bound (4 GiB per request) only guards against typos.
+            Ty::UInt { min: 1, max: 1 << 20 },
+            "pages per sequential read-ahead request",
+        )
+        .unit("pages")
+        .why("1 disables read-ahead");
+    }
+    children: [],
+    rules: [],
+    derived: None,
+}
+
+section! {
+    WritebackConfig => pub static WRITEBACK = "writeback",
+        "Dirty page-cache limits and the flusher. A background ratio at or above dirty_ratio is \
+         not an error: the kernel halves it, and so does the simulator." {
+        dirty_background_ratio: 10 => Key::new(
+            "dirty_background_ratio",
+            PERCENT,
+            "vm.dirty_background_ratio: the flusher starts above this share of available memory",
+        )
+        .unit("%");
+        dirty_ratio: 20 => Key::new(
+            "dirty_ratio",
+            PERCENT,
+            "vm.dirty_ratio: writers are throttled above this share of available memory",
+        )
+        .unit("%");
+    }
+    children: [],
+    rules: [],
+    derived: None,
+}
+
+section! {
+    CostModel => pub static COST = "cost",
+        "Simulated CPU cost of each operation; every figure is an abstraction (core-mm §9)." {
+        anon_touch_ns: 20 => Key::new("anon_touch", LATENCY, "user access to a resident anonymous page");
+        anon_fault_ns: 1_000 => Key::new("anon_fault", LATENCY, "first-touch anonymous fault: allocate and zero a page");
+        swapcache_fault_ns: 1_000 => Key::new("swapcache_fault", LATENCY, "minor fault on a swap-cache hit");
+        major_fault_ns: 5_000 => Key::new("major_fault", LATENCY, "kernel path of a swap-in fault, excluding device time");
+        file_hit_ns: 300 => Key::new("file_hit", LATENCY, "buffered read/write of one page that hits the page cache");
+        file_miss_ns: 1_000 => Key::new("file_miss", LATENCY, "adding one page to the page cache on a miss, excluding device time");
+        scan_unmapped_ns: 300 => Key::new("scan_unmapped", LATENCY, "isolating and judging one unmapped LRU page");
+        scan_mapped_ns: 1_500 => Key::new("scan_mapped", LATENCY, "isolating and judging one mapped page (rmap walk, young bit, unmap)");
+        swapout_submit_ns: 2_000 => Key::new("swapout_submit", LATENCY, "submitting one page for swap-out");
+        free_page_ns: 100 => Key::new("free_page", LATENCY, "freeing one page back to the allocator");
+        slowpath_ns: 1_000 => Key::new("slowpath", LATENCY, "fixed cost of one allocation slow-path entry");
+        compact_scan_ns: 20 => Key::new("compact_scan", LATENCY, "compaction scanners: per page frame looked at");
+        migrate_page_ns: 2_000 => Key::new("migrate_page", LATENCY, "migrating one page (copy, rmap and page-table update)");
+    }
+    children: [],
+    rules: [],
+    derived: None,
+}
+
+section! {
+    OomConfig => pub static OOM = "oom", "The OOM killer." {
+        allowed: true => Key::new(
+            "allowed",
+            Ty::Bool,
+            "may the OOM killer kill a workload (false: workloads must fit in RAM + swap)",
+        );
+        reaper_delay_ns: NS_PER_MS => Key::new(
+            "reaper_delay",
+            LATENCY,
+            "delay between a kill and the oom_reaper freeing the memory",
+        );
+    }
+    children: [],
+    rules: [],
+    derived: None,
+}

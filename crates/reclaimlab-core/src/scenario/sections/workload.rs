@@ -1,0 +1,342 @@
+//! `[[workload]]` and its thread tables: `[workload.anon]`, `[workload.file]`,
+//! `[workload.trace]`, `[workload.highorder]`.
+
+use std::path::Path;
+
+use crate::scenario::schema::{section, Fix, Optional, Rule, Ty, Val};
+use crate::scenario::{
+    AccessPattern, AnonSpec, Compression, FileOp, FileSpec, HighOrderGfp, HighOrderSpec, Lifetimes,
+    ObjectSize, TraceFormat, TraceKind, TraceSpec, TraceTime, Workload, KIB, NS_PER_MS,
+};
+
+const DURATION: Ty = Ty::Duration { min: 0 };
+const POSITIVE: Ty = Ty::Duration { min: 1 };
+const PASSES: Ty = Ty::UInt {
+    min: 1,
+    max: u64::MAX,
+};
+const FRACTION: Ty = Ty::Float {
+    min: 0.0,
+    max: 1.0,
+    min_open: false,
+    max_open: false,
+};
+/// One page: the smallest region that can be mapped.
+const REGION: Ty = Ty::Size {
+    min: 4 * KIB,
+    max: u64::MAX,
+};
+
+section! {
+    Workload => pub static WORKLOAD = "workload",
+        "One process. It has an anonymous-memory thread, a file-I/O thread, a trace-replay \
+         thread and a high-order allocation stream, in any combination (at least one)." {
+        name: String::new() => Key::new(
+            "name",
+            Ty::Text { what: "workload name" },
+            "unique name; labels counters and OOM kills",
+        )
+        .required("name = \"hog\"");
+        start_ns: 0 => Key::new("start", DURATION, "simulated time at which it starts");
+        duration_ns: None => Key::new("duration", POSITIVE, "exits this long after its start even if not done")
+            .unset("when its passes and hold are done");
+        oom_score_adj: 0 => Key::new(
+            "oom_score_adj",
+            Ty::Int { min: -1000, max: 1000 },
+            "OOM killer bias; -1000 is never killed",
+        );
+        anon: None;
+        file: None;
+        trace: None;
+        highorder: None;
+    }
+    children: [
+        Optional::<Workload, AnonSpec> {
+            section: &ANON,
+            get: |w| w.anon.as_ref(),
+            put: |w, c| w.anon = Some(c),
+        },
+        Optional::<Workload, FileSpec> {
+            section: &FILE,
+            get: |w| w.file.as_ref(),
+            put: |w, c| w.file = Some(c),
+        },
+        Optional::<Workload, TraceSpec> {
+            section: &TRACE,
+            get: |w| w.trace.as_ref(),
+            put: |w, c| w.trace = Some(c),
+        },
+        Optional::<Workload, HighOrderSpec> {
+            section: &HIGHORDER,
+            get: |w| w.highorder.as_ref(),
+            put: |w, c| w.highorder = Some(c),
+        },
+    ],
+    rules: [
+        Rule {
+            name: "a high-order stream ends",
+            doc: "a `[workload.highorder]` table needs `count` or the workload's `duration`",
+            check: |w, _| match &w.highorder {
+                Some(h) if h.count.is_none() && w.duration_ns.is_none() => Err(Fix::new(
+                    "a high-order workload needs an end",
+                    "give it count = N allocations, or the workload a duration",
+                )
+                .at("highorder")),
+                _ => Ok(()),
+            },
+        },
+        Rule {
+            name: "a workload does something",
+            doc: "a workload needs at least one of the anon, file, trace and highorder tables",
+            check: |w, _| {
+                if w.anon.is_none() && w.file.is_none() && w.trace.is_none() && w.highorder.is_none() {
+                    return Err(Fix::new(
+                        format!(
+                            "workload \"{}\" does nothing: it has no anon, file, trace or highorder table",
+                            w.name
+                        ),
+                        "add a [workload.anon] table (size = \"1GiB\"), a [workload.file] table \
+                         and/or a [workload.trace] table (path = \"my.oracleGeneral.zst\")",
+                    ));
+                }
+                Ok(())
+            },
+        },
+    ],
+    derived: None,
+}
+
+section! {
+    AnonSpec => pub static ANON = "anon", "The anonymous-memory thread: touches a region page by page." {
+        size_bytes: 0 => Key::new("size", REGION, "anonymous memory region touched by the workload")
+            .why("one page")
+            .required("size = \"1GiB\"");
+        pattern: AccessPattern::Sequential => Key::new(
+            "pattern",
+            Ty::Choice { names: AccessPattern::NAMES, what: "pattern" },
+            "access order; zipf: page 0 hottest",
+        ),
+        // The exponent lives inside `AccessPattern::Zipf`, so the key reads and writes it there.
+        Key::new(
+            "zipf_alpha",
+            Ty::Float { min: 0.0, max: f64::INFINITY, min_open: true, max_open: true },
+            "Zipf exponent",
+        )
+        .rule("1.0 (DEFAULT_ZIPF_ALPHA)")
+        .only_if(
+            |a| matches!(a.pattern, AccessPattern::Zipf { .. }),
+            "pattern = \"zipf\"",
+            "zipf_alpha only applies to pattern = \"zipf\"",
+            "remove zipf_alpha, or set pattern = \"zipf\"",
+        )
+        .access(
+            |a: &AnonSpec| match a.pattern {
+                AccessPattern::Zipf { alpha } => Some(Val::F(alpha)),
+                _ => None,
+            },
+            |a: &mut AnonSpec, v| {
+                if let (AccessPattern::Zipf { alpha }, Val::F(x)) = (&mut a.pattern, v) {
+                    *alpha = x;
+                }
+            },
+        );
+        passes: 1 => Key::new("passes", PASSES, "times the whole region is touched, one access per page");
+        write_fraction: 1.0 => Key::new(
+            "write_fraction",
+            FRACTION,
+            "fraction of accesses that write (anonymous pages are dirty after first touch anyway)",
+        );
+        think_ns: 0 => Key::new("think", DURATION, "application CPU time between two accesses");
+        hold_ns: 0 => Key::new("hold", DURATION, "sleep holding the memory after the passes, before exiting");
+    }
+    children: [],
+    rules: [],
+    derived: None,
+}
+
+section! {
+    FileSpec => pub static FILE = "file", "The file-I/O thread: sequential passes through the page cache." {
+        size_bytes: 0 => Key::new("size", REGION, "file size, read or written sequentially through the page cache")
+            .why("one page")
+            .required("size = \"1GiB\"");
+        op: FileOp::Read => Key::new("op", Ty::Choice { names: FileOp::NAMES, what: "file op" }, "read or write the file");
+        passes: 1 => Key::new("passes", PASSES, "sequential passes over the file");
+        hold_ns: 0 => Key::new("hold", DURATION, "sleep after the passes, before exiting");
+    }
+    children: [],
+    rules: [],
+    derived: None,
+}
+
+fn is_oracle(t: &TraceSpec) -> bool {
+    t.format == TraceFormat::Oracle
+}
+
+section! {
+    TraceSpec => pub static TRACE = "trace",
+        "The trace-replay thread: replays a recorded page-access trace (libCacheSim \
+         oracleGeneral or CSV), streaming the file once per pass." {
+        path: String::new() => Key::new(
+            "path",
+            Ty::Path { what: "trace", expected: "a path to a trace file" },
+            "trace file (a relative path is resolved against the scenario file's directory)",
+        )
+        .required("path = \"traces/db.oracleGeneral.zst\"")
+        .check(trace_file);
+        format: TraceFormat::Oracle => Key::new(
+            "format",
+            Ty::Choice { names: TraceFormat::NAMES, what: "trace format" },
+            "\"oracle\": libCacheSim oracleGeneral, 24-byte records; \"csv\": time_ns,object,offset,kind",
+        )
+        .rule_fn(
+            "from the file name: .oracleGeneral, .bin or .oracle is \"oracle\", .csv is \"csv\" \
+             (then optionally .zst)",
+            |t| match crate::trace::detect(Path::new(&t.path)).0 {
+                Some(f) => Ok(Some(Val::S(f.name().into()))),
+                None => Err(Fix::new(
+                    format!("cannot tell the trace format from the file name \"{}\"", t.path),
+                    "add format = \"oracle\" (libCacheSim oracleGeneral) or format = \"csv\" \
+                     (time_ns,object,offset,kind); names ending in .oracleGeneral, .bin or .csv \
+                     (then optionally .zst) are recognised",
+                )
+                .at("path")),
+            },
+        );
+        compression: Compression::None => Key::new(
+            "compression",
+            Ty::Choice { names: Compression::NAMES, what: "compression" },
+            "compression of the trace file",
+        )
+        .rule_fn("\"zstd\" when the file name ends in .zst, else \"none\"", |t| {
+            Ok(Some(Val::S(crate::trace::detect(Path::new(&t.path)).1.name().into())))
+        });
+        kind: TraceKind::Anon => Key::new(
+            "kind",
+            Ty::Choice { names: TraceKind::NAMES, what: "trace kind" },
+            "what the objects are: anonymous memory, or files (one file each)",
+        )
+        .only_if(
+            is_oracle,
+            "format = \"oracle\"",
+            "`kind` only applies to format = \"oracle\": each CSV record says its kind \
+             (anon_read, anon_write, file_read, file_write) and offset",
+            "remove `kind`",
+        );
+        object_size: ObjectSize::Pages => Key::new(
+            "object_size",
+            Ty::Choice { names: ObjectSize::NAMES, what: "object_size setting" },
+            "\"pages\": an object spans ceil(size/4KiB) pages, all touched per request; \"ignore\": one page",
+        )
+        .only_if(
+            is_oracle,
+            "format = \"oracle\"",
+            "`object_size` only applies to format = \"oracle\": each CSV record says its kind \
+             (anon_read, anon_write, file_read, file_write) and offset",
+            "remove `object_size`",
+        );
+        write_fraction: 0.0 => Key::new(
+            "write_fraction",
+            FRACTION,
+            "fraction of requests that write (the format does not say)",
+        )
+        .only_if(
+            is_oracle,
+            "format = \"oracle\"",
+            "`write_fraction` only applies to format = \"oracle\": each CSV record says its \
+             kind (anon_read, anon_write, file_read, file_write) and offset",
+            "remove `write_fraction`",
+        );
+        passes: 1 => Key::new("passes", PASSES, "times the whole trace is replayed");
+        time: TraceTime::Ignore => Key::new(
+            "time",
+            Ty::Choice { names: TraceTime::NAMES, what: "trace time mode" },
+            "\"ignore\": replay as fast as possible; \"trace\": at the recorded timestamps",
+        )
+        .access(
+            |t: &TraceSpec| Some(Val::S(t.time.name().into())),
+            // The unit's default depends on the format, declared (and so set) before `time`.
+            |t: &mut TraceSpec, v| {
+                t.time = match v {
+                    Val::S(s) if s == "trace" => TraceTime::Trace {
+                        unit_ns: TraceSpec::default_time_unit_ns(t.format),
+                    },
+                    _ => TraceTime::Ignore,
+                }
+            },
+        ),
+        Key::new("time_unit", POSITIVE, "simulated length of one trace time unit")
+            .rule("1s for format = \"oracle\", 1ns for \"csv\" (the format's timestamp unit)")
+            .only_if(
+                |t| matches!(t.time, TraceTime::Trace { .. }),
+                "time = \"trace\"",
+                "time_unit only applies to time = \"trace\" (timestamps are ignored here)",
+                "remove time_unit, or set time = \"trace\"",
+            )
+            .access(
+                |t: &TraceSpec| match t.time {
+                    TraceTime::Trace { unit_ns } => Some(Val::U(unit_ns)),
+                    TraceTime::Ignore => None,
+                },
+                |t: &mut TraceSpec, v| {
+                    if let (TraceTime::Trace { unit_ns }, Val::U(x)) = (&mut t.time, v) {
+                        *unit_ns = x;
+                    }
+                },
+            );
+        think_ns: 0 => Key::new("think", DURATION, "application CPU time between two page accesses");
+        hold_ns: 0 => Key::new("hold", DURATION, "sleep holding the memory after the passes, before exiting");
+        max_records: None => Key::new("max_records", PASSES, "replay only the first N records of each pass")
+            .unset("all");
+    }
+    children: [],
+    rules: [],
+    derived: None,
+}
+
+/// The trace is opened here, so a bad path is reported at its key rather than at run time.
+fn trace_file(_: &TraceSpec, v: &Val) -> Result<(), Fix> {
+    let Val::S(path) = v else { return Ok(()) };
+    let problem = match std::fs::metadata(path) {
+        Ok(m) if m.is_dir() => Some("is a directory, not a trace file".to_string()),
+        Ok(_) => std::fs::File::open(path)
+            .err()
+            .map(|e| format!("cannot be read: {e}")),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some("does not exist".to_string()),
+        Err(e) => Some(format!("cannot be read: {e}")),
+    };
+    match problem {
+        Some(p) => Err(Fix::new(format!("trace file \"{path}\" {p}"), "")),
+        None => Ok(()),
+    }
+}
+
+section! {
+    HighOrderSpec => pub static HIGHORDER = "highorder",
+        "A high-order allocation stream: 2^order pages at a steady rate, each freed after \
+         `lifetime` (network buffers, slab caches with high-order slabs, huge-page faults)." {
+        order: 3 => Key::new("order", Ty::UInt { min: 0, max: 10 }, "allocation order (2^order pages each)")
+            .why("order 0 with gfp \"kernel\" models long-lived slab pages");
+        rate_per_sec: 1000 => Key::new("rate", Ty::UInt { min: 1, max: 100_000_000 }, "allocations per simulated second")
+            .unit("allocations/s");
+        lifetime_ns: 10 * NS_PER_MS => Key::new(
+            "lifetime",
+            POSITIVE,
+            "each block is freed this long after it was allocated (the mean, if exponential)",
+        );
+        lifetimes: Lifetimes::Fixed => Key::new(
+            "lifetimes",
+            Ty::Choice { names: Lifetimes::NAMES, what: "lifetime distribution" },
+            "\"fixed\": freed in allocation order; \"exponential\": random order, fragments like slab",
+        );
+        gfp: HighOrderGfp::Atomic => Key::new(
+            "gfp",
+            Ty::Choice { names: HighOrderGfp::NAMES, what: "high-order gfp" },
+            "\"atomic\": wakes kswapd, fails; \"kernel\": reclaims, compacts, retries; \"transhuge\": a THP fault",
+        );
+        count: None => Key::new("count", Ty::UInt { min: 1, max: u64::MAX >> 1 }, "allocation attempts before the thread exits")
+            .unset("until the workload's duration");
+    }
+    children: [],
+    rules: [],
+    derived: None,
+}

@@ -1,0 +1,165 @@
+//! The defaults, pinned value by value.
+
+use crate::scenario::*;
+
+/// Every default, pinned: results are pinned by digests elsewhere, so a default must never
+/// change by accident. (These are the values of the hand-written `Default` impls the
+/// declarations replaced.)
+#[test]
+fn defaults_are_the_pinned_values() {
+    let s = Scenario::default();
+    assert_eq!(s.name, "scenario");
+    assert_eq!(
+        s.sim,
+        SimConfig {
+            seed: 1,
+            duration_ns: None,
+            sample_interval_ns: 100 * NS_PER_MS,
+            max_duration_ns: 3600 * NS_PER_SEC
+        }
+    );
+    assert_eq!(
+        s.host,
+        HostConfig {
+            ram_bytes: 4 * GIB,
+            cpus: 2,
+            thp: true,
+            machine: MachineType::Q35,
+            lowmem_bytes: None,
+            zoneinfo: None,
+            fragmented_zone: None,
+            fragment_stride: DEFAULT_FRAGMENT_STRIDE,
+        }
+    );
+    assert_eq!(DEFAULT_FRAGMENT_STRIDE, 8);
+    assert_eq!(
+        s.sysctl,
+        Sysctl {
+            min_free_kbytes: None,
+            watermark_scale_factor: 10,
+            lowmem_reserve_ratio: [256, 256, 32, 0],
+            swappiness: 60
+        }
+    );
+    assert_eq!(
+        s.swap,
+        SwapDevice {
+            size_bytes: 0,
+            read_latency_ns: 80 * NS_PER_US,
+            write_latency_ns: 40 * NS_PER_US,
+            bandwidth_bytes_per_sec: GIB,
+            latency_jitter: 0.1,
+        }
+    );
+    assert_eq!(
+        s.disk,
+        DiskDevice {
+            read_latency_ns: 100 * NS_PER_US,
+            write_latency_ns: 50 * NS_PER_US,
+            bandwidth_bytes_per_sec: GIB,
+            latency_jitter: 0.1,
+            readahead_pages: 32,
+        }
+    );
+    assert_eq!(
+        s.writeback,
+        WritebackConfig {
+            dirty_background_ratio: 10,
+            dirty_ratio: 20
+        }
+    );
+    assert_eq!(
+        costs(&s.cost),
+        [20, 1000, 1000, 5000, 300, 1000, 300, 1500, 2000, 100, 1000, 20, 2000]
+    );
+    assert_eq!(
+        s.oom,
+        OomConfig {
+            allowed: true,
+            reaper_delay_ns: NS_PER_MS
+        }
+    );
+    assert_eq!(s.policy, PolicyConfig::default());
+    assert!(s.workloads.is_empty());
+    assert_eq!(
+        HighOrderSpec::default(),
+        HighOrderSpec {
+            order: 3,
+            rate_per_sec: 1000,
+            lifetime_ns: 10 * NS_PER_MS,
+            lifetimes: Lifetimes::Fixed,
+            gfp: HighOrderGfp::Atomic,
+            count: None,
+        }
+    );
+    assert_eq!(
+        AnonSpec::default(),
+        AnonSpec {
+            size_bytes: 0,
+            pattern: AccessPattern::Sequential,
+            passes: 1,
+            write_fraction: 1.0,
+            think_ns: 0,
+            hold_ns: 0,
+        }
+    );
+    assert_eq!(
+        FileSpec::default(),
+        FileSpec {
+            size_bytes: 0,
+            op: FileOp::Read,
+            passes: 1,
+            hold_ns: 0
+        }
+    );
+    assert_eq!(
+        TraceSpec::default(),
+        TraceSpec {
+            path: String::new(),
+            format: TraceFormat::Oracle,
+            compression: Compression::None,
+            kind: TraceKind::Anon,
+            object_size: ObjectSize::Pages,
+            write_fraction: 0.0,
+            passes: 1,
+            time: TraceTime::Ignore,
+            think_ns: 0,
+            hold_ns: 0,
+            max_records: None,
+        }
+    );
+    assert_eq!(DEFAULT_ZIPF_ALPHA, 1.0);
+}
+
+fn costs(c: &CostModel) -> Vec<u64> {
+    let CostModel {
+        anon_touch_ns,
+        anon_fault_ns,
+        swapcache_fault_ns,
+        major_fault_ns,
+        file_hit_ns,
+        file_miss_ns,
+        scan_unmapped_ns,
+        scan_mapped_ns,
+        swapout_submit_ns,
+        free_page_ns,
+        slowpath_ns,
+        compact_scan_ns,
+        migrate_page_ns,
+    } = c.clone();
+    vec![
+        anon_touch_ns,
+        anon_fault_ns,
+        swapcache_fault_ns,
+        major_fault_ns,
+        file_hit_ns,
+        file_miss_ns,
+        scan_unmapped_ns,
+        scan_mapped_ns,
+        swapout_submit_ns,
+        free_page_ns,
+        slowpath_ns,
+        compact_scan_ns,
+        migrate_page_ns,
+    ]
+}

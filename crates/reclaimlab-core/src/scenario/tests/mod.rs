@@ -1,0 +1,6 @@
+//! Tests of the scenario schema, the parser and the printer.
+
+mod defaults;
+mod parse;
+mod schema;
+mod show;

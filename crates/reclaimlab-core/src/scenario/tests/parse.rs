@@ -1,0 +1,372 @@
+//! The parser: values, positions, messages; moved from `parse.rs` when it became generic.
+
+use std::path::Path;
+
+use crate::scenario::source::closest;
+use crate::scenario::*;
+use crate::scenario::{schema, sections};
+
+const MINIMAL: &str = "[[workload]]\nname = \"w\"\nanon.size = \"1GiB\"\n";
+
+fn err(text: &str) -> ScenarioError {
+    parse_str(text, "t.toml").expect_err("should fail")
+}
+
+#[test]
+fn minimal_takes_every_default() {
+    let s = parse_str(MINIMAL, "dir/my-scen.toml").unwrap();
+    let mut want = Scenario {
+        name: "my-scen".into(),
+        ..Scenario::default()
+    };
+    want.workloads.push(Workload {
+        name: "w".into(),
+        start_ns: 0,
+        duration_ns: None,
+        oom_score_adj: 0,
+        anon: Some(AnonSpec {
+            size_bytes: GIB,
+            ..AnonSpec::default()
+        }),
+        file: None,
+        trace: None,
+        highorder: None,
+    });
+    assert_eq!(s, want);
+}
+
+#[test]
+fn full_example() {
+    let text = r#"
+name = "anon-overcommit"
+[sim]
+seed = 7
+duration = "60s"
+sample_interval = "250ms"
+max_duration = "2h"
+[host]
+ram = "8GiB"
+cpus = 4
+thp = false
+machine = "i440fx"
+lowmem = "3GiB"
+[sysctl]
+min_free_kbytes = 67584
+watermark_scale_factor = 150
+lowmem_reserve_ratio = [256, 256, 64, 0]
+swappiness = 100
+[swap]
+size = "2GB"
+read_latency = "100us"
+write_latency = "50us"
+bandwidth = "500MiB/s"
+[disk]
+read_latency = "1ms"
+write_latency = "2ms"
+bandwidth = "200MB/s"
+readahead_pages = 64
+[writeback]
+dirty_background_ratio = 5
+dirty_ratio = 15
+[cost]
+anon_touch = "25ns"
+slowpath = "2us"
+[oom]
+allowed = false
+reaper_delay = "10ms"
+[policy]
+kswapd_balance = "v6.1"
+[[workload]]
+name = "hog"
+start = "1s"
+duration = "10s"
+oom_score_adj = 500
+[workload.anon]
+size = "6GiB"
+pattern = "zipf"
+zipf_alpha = 0.99
+passes = 3
+write_fraction = 0.5
+hold = "2.5s"
+[[workload]]
+name = "reader"
+file = { size = "8GiB", op = "write", passes = 2, hold = "1min" }
+"#;
+    let s = parse_str(text, "x.toml").unwrap();
+    assert_eq!(s.name, "anon-overcommit");
+    assert_eq!(
+        s.sim,
+        SimConfig {
+            seed: 7,
+            duration_ns: Some(60 * NS_PER_SEC),
+            sample_interval_ns: 250 * NS_PER_MS,
+            max_duration_ns: 7200 * NS_PER_SEC
+        }
+    );
+    assert_eq!(s.host.ram_bytes, 8 * GIB);
+    assert_eq!(s.host.cpus, 4);
+    assert!(!s.host.thp);
+    assert_eq!(s.host.machine, MachineType::I440fx);
+    assert_eq!(s.host.lowmem_bytes, Some(3 * GIB));
+    assert_eq!(
+        s.sysctl,
+        Sysctl {
+            min_free_kbytes: Some(67584),
+            watermark_scale_factor: 150,
+            lowmem_reserve_ratio: [256, 256, 64, 0],
+            swappiness: 100
+        }
+    );
+    assert_eq!(
+        s.swap,
+        SwapDevice {
+            size_bytes: 2_000_000_000,
+            read_latency_ns: 100 * NS_PER_US,
+            write_latency_ns: 50 * NS_PER_US,
+            bandwidth_bytes_per_sec: 500 * MIB,
+            latency_jitter: 0.1,
+        }
+    );
+    assert_eq!(
+        s.disk,
+        DiskDevice {
+            read_latency_ns: NS_PER_MS,
+            write_latency_ns: 2 * NS_PER_MS,
+            bandwidth_bytes_per_sec: 200_000_000,
+            latency_jitter: 0.1,
+            readahead_pages: 64
+        }
+    );
+    assert_eq!(
+        s.writeback,
+        WritebackConfig {
+            dirty_background_ratio: 5,
+            dirty_ratio: 15
+        }
+    );
+    assert_eq!(
+        s.cost,
+        CostModel {
+            anon_touch_ns: 25,
+            slowpath_ns: 2000,
+            compact_scan_ns: 20,
+            migrate_page_ns: 2000,
+            ..CostModel::default()
+        }
+    );
+    assert_eq!(
+        s.oom,
+        OomConfig {
+            allowed: false,
+            reaper_delay_ns: 10 * NS_PER_MS
+        }
+    );
+    assert_eq!(s.workloads.len(), 2);
+    let hog = &s.workloads[0];
+    assert_eq!(
+        (hog.start_ns, hog.duration_ns, hog.oom_score_adj),
+        (NS_PER_SEC, Some(10 * NS_PER_SEC), 500)
+    );
+    assert_eq!(
+        hog.anon,
+        Some(AnonSpec {
+            size_bytes: 6 * GIB,
+            pattern: AccessPattern::Zipf { alpha: 0.99 },
+            passes: 3,
+            write_fraction: 0.5,
+            think_ns: 0,
+            hold_ns: 2_500_000_000
+        })
+    );
+    assert_eq!(
+        s.workloads[1].file,
+        Some(FileSpec {
+            size_bytes: 8 * GIB,
+            op: FileOp::Write,
+            passes: 2,
+            hold_ns: 60 * NS_PER_SEC
+        })
+    );
+    assert_eq!(s.workloads[1].anon, None);
+}
+
+#[test]
+fn every_cost_key_sets_its_field() {
+    for (i, key) in sections::COST.keys.iter().enumerate() {
+        let text = format!("[cost]\n{} = \"{}ns\"\n{MINIMAL}", key.name, 1000 + i);
+        let s = parse_str(&text, "t.toml").unwrap();
+        let mut want = CostModel::default();
+        key.store(&mut want, schema::Val::U(1000 + i as u64));
+        assert_eq!(s.cost, want, "{}", key.name);
+    }
+}
+
+#[test]
+fn zipf_alpha_defaults_and_inline_workloads() {
+    let s = parse_str(
+        "workload = [{ name = \"a\", anon = { size = 4096, pattern = \"zipf\" } }]",
+        "t.toml",
+    )
+    .unwrap();
+    assert_eq!(
+        s.workloads[0].anon.as_ref().unwrap().pattern,
+        AccessPattern::Zipf { alpha: 1.0 }
+    );
+    assert_eq!(s.workloads[0].anon.as_ref().unwrap().size_bytes, 4096);
+}
+
+#[test]
+fn big_seed_as_string() {
+    let s = parse_str(&format!("sim.seed = \"{}\"\n{MINIMAL}", u64::MAX), "t").unwrap();
+    assert_eq!(s.sim.seed, u64::MAX);
+}
+
+#[test]
+fn positions_and_display() {
+    let e = err("[host]\nram = \"4GiB\"\n  cpus = 0\n");
+    assert_eq!((e.line, e.col, e.field.as_str()), (3, 10, "host.cpus"));
+    assert_eq!(
+        e.to_string(),
+        "t.toml:3:10: error: in field `host.cpus`: must be between 1 and 1024, found 0\n  \
+         help: for example: cpus = 2 (the default)"
+    );
+
+    let e = err("[host]\nrma = \"4GiB\"\n");
+    assert_eq!((e.line, e.col, e.field.as_str()), (2, 1, "host.rma"));
+    let shown = e.to_string();
+    assert!(shown.contains("unknown key `rma` in [host]"), "{shown}");
+    assert!(shown.contains("help: did you mean `ram`?"), "{shown}");
+    assert!(
+        shown.contains("ram, cpus, thp, machine, lowmem, zoneinfo"),
+        "{shown}"
+    );
+
+    // Columns count characters, not bytes.
+    let e = err("name = \"é\"\n[sim]\nseed = 1\nsample_interval = \"é\"\n");
+    assert_eq!((e.line, e.col), (4, 19));
+}
+
+#[test]
+fn syntax_errors_guess_the_field() {
+    let e = err("[host]\nram = 4GiB\n");
+    assert_eq!((e.line, e.field.as_str()), (2, "host.ram"));
+    assert!(e.message.starts_with("invalid TOML"), "{}", e.message);
+    assert_eq!(
+        e.help.as_deref(),
+        Some("sizes, durations and names are strings: write ram = \"4GiB\"")
+    );
+
+    let e = err(
+        "[[workload]]\nname = \"a\"\n[[workload]]\nname = \"b\"\n[workload.anon]\nsize = 1 GiB\n",
+    );
+    assert_eq!((e.line, e.field.as_str()), (6, "workload[1].anon.size"));
+
+    // Unterminated array: reported on the line it starts, not past the end of the file.
+    let e = err("[sysctl]\nlowmem_reserve_ratio = [1, 2\n");
+    assert_eq!(e.line, 2);
+}
+
+#[test]
+fn workload_table_without_double_brackets() {
+    let e = err("[workload]\nname = \"a\"\n");
+    assert_eq!((e.line, e.field.as_str()), (1, "workload"));
+    assert!(e.help.unwrap().contains("[[workload]]"));
+}
+
+#[test]
+fn duration_integer_needs_unit() {
+    let e = err(&format!("[sim]\nduration = 60\n{MINIMAL}"));
+    assert_eq!((e.line, e.col, e.field.as_str()), (2, 12, "sim.duration"));
+    assert!(e.help.unwrap().contains("duration = \"60ms\""));
+    // 0 needs no unit.
+    let s = parse_str(&format!("[oom]\nreaper_delay = 0\n{MINIMAL}"), "t").unwrap();
+    assert_eq!(s.oom.reaper_delay_ns, 0);
+}
+
+#[test]
+fn unreadable_file() {
+    let e = parse_file(Path::new("/nonexistent/dir/x.toml")).unwrap_err();
+    assert_eq!((e.line, e.col, e.field.as_str()), (0, 0, ""));
+    assert!(e
+        .to_string()
+        .starts_with("/nonexistent/dir/x.toml: error: cannot read scenario file"));
+}
+
+#[test]
+fn suggestion_distance() {
+    assert_eq!(
+        closest("workloads", &sections::ROOT.allowed()),
+        Some("workload")
+    );
+    assert_eq!(closest("zipf", AccessPattern::NAMES), Some("zipf"));
+    assert_eq!(
+        closest("seqential", AccessPattern::NAMES),
+        Some("sequential")
+    );
+    assert_eq!(closest("xyz", &sections::HOST.allowed()), None);
+}
+
+/// The parser keeps NAMES and its own matches in step; a name listed in mod.rs but not
+/// handled here would otherwise hit `unreachable!` on user input.
+#[test]
+fn every_registered_name_parses() {
+    for m in MachineType::NAMES {
+        let s = parse_str(&format!("host.machine = \"{m}\"\n{MINIMAL}"), "t").unwrap();
+        assert_eq!(s.host.machine.name(), *m);
+    }
+    for sw in crate::policy::switches() {
+        for v in sw.variants() {
+            let text = format!("policy.{} = \"{}\"\n{MINIMAL}", sw.name(), v.name);
+            let s = parse_str(&text, "t").unwrap();
+            assert_eq!(s.policy.choices.get(sw.name()), v.name);
+        }
+    }
+    for p in AccessPattern::NAMES {
+        let text =
+            format!("[[workload]]\nname = \"w\"\nanon = {{ size = \"1GiB\", pattern = \"{p}\" }}");
+        parse_str(&text, "t").unwrap();
+    }
+    for op in FileOp::NAMES {
+        let text =
+            format!("[[workload]]\nname = \"w\"\nfile = {{ size = \"1GiB\", op = \"{op}\" }}");
+        parse_str(&text, "t").unwrap();
+    }
+}
+
+/// Bad input must give an error, never a panic: cut a full scenario at every character and
+/// drop each of its lines in turn. Every error must point inside the text.
+#[test]
+fn damaged_input_never_panics() {
+    let mut s = parse_str(MINIMAL, "t").unwrap();
+    s.host.lowmem_bytes = Some(GIB);
+    s.sysctl.min_free_kbytes = Some(1000);
+    s.workloads[0].anon.as_mut().unwrap().pattern = AccessPattern::Zipf { alpha: 0.5 };
+    s.workloads[0].file = Some(FileSpec {
+        size_bytes: GIB,
+        ..FileSpec::default()
+    });
+    let full = crate::scenario::show::to_toml(&s);
+    let lines: Vec<&str> = full.lines().collect();
+    let mut texts: Vec<String> = full
+        .char_indices()
+        .map(|(i, _)| full[..i].to_string())
+        .collect();
+    for skip in 0..lines.len() {
+        let kept: Vec<&str> = lines
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != skip)
+            .map(|(_, l)| *l)
+            .collect();
+        texts.push(kept.join("\n"));
+    }
+    for text in &texts {
+        if let Err(e) = parse_str(text, "t.toml") {
+            let n_lines = text.lines().count().max(1);
+            assert!(
+                e.line >= 1 && e.line <= n_lines && e.col >= 1,
+                "{e} for:\n{text}"
+            );
+        }
+    }
+}
