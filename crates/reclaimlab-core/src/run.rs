@@ -111,7 +111,7 @@ pub fn host_layout(scn: &Scenario) -> Result<ZoneLayout, SimError> {
                 .map(|p| p.layout)
                 .map_err(|e| SimError::Config(format!("{path}: {e}")))
         }
-        None => ZoneLayout::for_host(&scn.host).map_err(SimError::Config),
+        None => ZoneLayout::for_host(&scn.host.ram_layout()).map_err(SimError::Config),
     }
 }
 

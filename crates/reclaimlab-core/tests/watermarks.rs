@@ -86,7 +86,7 @@ fn worked_example_16g_guest() {
 
 #[test]
 fn q35_2g_guest_thp() {
-    let l = ZoneLayout::for_host(&host(2 * GIB, MachineType::Q35)).unwrap();
+    let l = ZoneLayout::for_host(&host(2 * GIB, MachineType::Q35).ram_layout()).unwrap();
     // 2 GiB ≤ 2.75 GiB: all 524 288 pages below 4 GiB. DMA32 present = 524 288 − 4096 = 520 192;
     // memmap 520 192/64 = 8128; boot reservation 40 MiB = 10 240;
     // managed = 520 192 − 8128 − 10 240 = 501 824. No Normal zone.
@@ -121,7 +121,7 @@ fn q35_2g_guest_thp() {
 
 #[test]
 fn q35_768m_guest_thp_cap_binds() {
-    let l = ZoneLayout::for_host(&host(768 * MIB, MachineType::Q35)).unwrap();
+    let l = ZoneLayout::for_host(&host(768 * MIB, MachineType::Q35).ram_layout()).unwrap();
     // 196 608 pages below 4 GiB; DMA32 present 192 512, memmap 3008, reservation 10 240
     // → managed 179 264. Σ = 183 104 ≥ 131 072 (512 MiB), so THP is on at boot.
     let managed = l.managed();
@@ -155,7 +155,7 @@ fn q35_768m_guest_thp_cap_binds() {
 
 #[test]
 fn q35_512m_guest_boots_without_thp() {
-    let l = ZoneLayout::for_host(&host(512 * MIB, MachineType::Q35)).unwrap();
+    let l = ZoneLayout::for_host(&host(512 * MIB, MachineType::Q35).ram_layout()).unwrap();
     // 131 072 pages below 4 GiB; DMA32 present 126 976, memmap 1984, reservation 10 240
     // → managed 114 752. Σ = 118 592 < 131 072: the kernel boots with THP off.
     let managed = l.managed();
@@ -171,7 +171,7 @@ fn q35_512m_guest_boots_without_thp() {
 
 #[test]
 fn q35_64g_host_no_thp() {
-    let l = ZoneLayout::for_host(&host(64 * GIB, MachineType::Q35)).unwrap();
+    let l = ZoneLayout::for_host(&host(64 * GIB, MachineType::Q35).ram_layout()).unwrap();
     // 2 GiB below 4 GiB → DMA32 managed 501 824 (as for the 2 GiB guest).
     // Normal present = 16 777 216 − 524 288 = 16 252 928; memmap 253 952 → managed 15 998 976.
     let managed = l.managed();
@@ -206,7 +206,7 @@ fn q35_64g_host_no_thp() {
 
 #[test]
 fn q35_16g_scale_factor_200_user_min_free() {
-    let l = ZoneLayout::for_host(&host(16 * GIB, MachineType::Q35)).unwrap();
+    let l = ZoneLayout::for_host(&host(16 * GIB, MachineType::Q35).ram_layout()).unwrap();
     // Normal present = 4 194 304 − 524 288 = 3 670 016; memmap 57 344 → managed 3 612 672.
     let managed = l.managed();
     assert_eq!(managed, [3840, 501_824, 3_612_672, 0, 0]);
@@ -583,7 +583,7 @@ fn legacy_rule_is_stricter_for_high_orders() {
 
 #[test]
 fn for_host_q35_4g() {
-    let l = ZoneLayout::for_host(&host(4 * GIB, MachineType::Q35)).unwrap();
+    let l = ZoneLayout::for_host(&host(4 * GIB, MachineType::Q35).ram_layout()).unwrap();
     assert_eq!(
         l.zones[ZONE_DMA],
         ZoneSpan {
@@ -622,7 +622,7 @@ fn for_host_q35_4g() {
 
 #[test]
 fn for_host_16g_and_1g() {
-    let l = ZoneLayout::for_host(&host(16 * GIB, MachineType::Q35)).unwrap();
+    let l = ZoneLayout::for_host(&host(16 * GIB, MachineType::Q35).ram_layout()).unwrap();
     assert_eq!(l.zones[ZONE_DMA32].present, 520_192);
     // 14 GiB above 4 GiB = 3 670 016 pages, memmap 57 344.
     assert_eq!(
@@ -635,7 +635,7 @@ fn for_host_16g_and_1g() {
         }
     );
 
-    let l = ZoneLayout::for_host(&host(GIB, MachineType::Q35)).unwrap();
+    let l = ZoneLayout::for_host(&host(GIB, MachineType::Q35).ram_layout()).unwrap();
     // All 262 144 pages below 4 GiB: DMA32 [4096, 262144) → 258 048 spanned and present;
     // managed 258 048 − 4032 − 10 240 = 243 776. No Normal.
     assert_eq!(
@@ -654,49 +654,55 @@ fn for_host_16g_and_1g() {
 #[test]
 fn for_host_machine_types_and_overrides() {
     // q35 at exactly 2.75 GiB keeps everything low; just above splits at 2 GiB.
-    let at = ZoneLayout::for_host(&host(2 * GIB + 3 * GIB / 4, MachineType::Q35)).unwrap();
+    let at =
+        ZoneLayout::for_host(&host(2 * GIB + 3 * GIB / 4, MachineType::Q35).ram_layout()).unwrap();
     assert_eq!(at.zones[ZONE_DMA32].present, 720_896 - 4096);
     assert_eq!(at.zones[ZONE_NORMAL].present, 0);
-    let above = ZoneLayout::for_host(&host(2 * GIB + 3 * GIB / 4 + MIB, MachineType::Q35)).unwrap();
+    let above =
+        ZoneLayout::for_host(&host(2 * GIB + 3 * GIB / 4 + MIB, MachineType::Q35).ram_layout())
+            .unwrap();
     assert_eq!(above.zones[ZONE_DMA32].present, 520_192);
     assert_eq!(above.zones[ZONE_NORMAL].present, 196_864);
 
     // i440fx 4 GiB: 3 GiB low (DMA32 present 782 336, as on the host fixture), 1 GiB high.
-    let i = ZoneLayout::for_host(&host(4 * GIB, MachineType::I440fx)).unwrap();
+    let i = ZoneLayout::for_host(&host(4 * GIB, MachineType::I440fx).ram_layout()).unwrap();
     assert_eq!(i.zones[ZONE_DMA32].present, 782_336);
     assert_eq!(i.zones[ZONE_DMA32].spanned, 1_044_480);
     assert_eq!(i.zones[ZONE_NORMAL].present, 262_144);
     // i440fx just below 3.5 GiB: everything low, DMA32 ends at the end of RAM.
-    let j = ZoneLayout::for_host(&host(3 * GIB + GIB / 2 - MIB, MachineType::I440fx)).unwrap();
+    let j = ZoneLayout::for_host(&host(3 * GIB + GIB / 2 - MIB, MachineType::I440fx).ram_layout())
+        .unwrap();
     assert_eq!(j.zones[ZONE_DMA32].spanned, 917_248 - 4096);
     assert_eq!(j.zones[ZONE_NORMAL], ZoneSpan::default());
 
     // Explicit lowmem.
     let mut h = host(8 * GIB, MachineType::Q35);
     h.lowmem_bytes = Some(3 * GIB);
-    let l = ZoneLayout::for_host(&h).unwrap();
+    let l = ZoneLayout::for_host(&h.ram_layout()).unwrap();
     assert_eq!(l.zones[ZONE_DMA32].present, 782_336);
     assert_eq!(l.zones[ZONE_NORMAL].present, 5 * 262_144);
 }
 
 #[test]
 fn for_host_rejects_bad_sizes() {
-    let e = ZoneLayout::for_host(&host(32 * MIB, MachineType::Q35)).unwrap_err();
+    let e = ZoneLayout::for_host(&host(32 * MIB, MachineType::Q35).ram_layout()).unwrap_err();
     assert!(e.contains("too small"), "{e}");
     let mut h = host(2 * GIB, MachineType::Q35);
     h.lowmem_bytes = Some(3 * GIB);
-    assert!(ZoneLayout::for_host(&h)
+    assert!(ZoneLayout::for_host(&h.ram_layout())
         .unwrap_err()
         .contains("larger than host.ram"));
     let mut h = host(8 * GIB, MachineType::Q35);
     h.lowmem_bytes = Some(5 * GIB);
-    assert!(ZoneLayout::for_host(&h)
+    assert!(ZoneLayout::for_host(&h.ram_layout())
         .unwrap_err()
         .contains("above 4 GiB"));
     h.lowmem_bytes = Some(16 * MIB);
-    assert!(ZoneLayout::for_host(&h).unwrap_err().contains("too small"));
+    assert!(ZoneLayout::for_host(&h.ram_layout())
+        .unwrap_err()
+        .contains("too small"));
     // The smallest accepted machine still has positive DMA32 managed pages.
-    let l = ZoneLayout::for_host(&host(64 * MIB, MachineType::Q35)).unwrap();
+    let l = ZoneLayout::for_host(&host(64 * MIB, MachineType::Q35).ram_layout()).unwrap();
     assert_eq!(l.zones[ZONE_DMA32].managed, 12_288 - 192 - 10_240);
 }
 

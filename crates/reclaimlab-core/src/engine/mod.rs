@@ -9,6 +9,7 @@
 pub mod cpu;
 mod queue;
 pub mod rng;
+pub mod units;
 
 pub use queue::{ActorId, EventQueue};
 pub use rng::Rng;

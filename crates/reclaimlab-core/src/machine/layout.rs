@@ -13,11 +13,11 @@
 //!
 //! Only one NUMA node is modelled. ZONE_MOVABLE and ZONE_DEVICE are always empty in `for_host`.
 
+use crate::engine::units::{GIB, MIB};
 use crate::machine::{
     MAX_NR_ZONES, PAGE_SHIFT, ZONE_DEVICE, ZONE_DMA, ZONE_DMA32, ZONE_MOVABLE, ZONE_NAMES,
     ZONE_NORMAL,
 };
-use crate::scenario::{HostConfig, MachineType, GIB, MIB};
 
 /// First PFN of ZONE_DMA. PFN 0 holds the real-mode IVT/BIOS data area and is never RAM to Linux.
 pub const DMA_START_PFN: u64 = 1;
@@ -87,7 +87,7 @@ pub fn memmap_pages(present: u64) -> u64 {
 }
 
 /// Bytes of RAM below 4 GiB for this host (before rounding to pages).
-pub fn lowmem_bytes(host: &HostConfig) -> u64 {
+pub fn lowmem_bytes(host: &RamLayout) -> u64 {
     if let Some(low) = host.lowmem_bytes {
         return low;
     }
@@ -113,7 +113,7 @@ impl ZoneLayout {
     /// Simplification: the memmap of each zone is charged to that zone (a real kernel allocates
     /// most of it from the top of memory). `host.zoneinfo` is not consulted here; a caller with a
     /// captured zoneinfo uses [`parse_zoneinfo`] instead.
-    pub fn for_host(host: &HostConfig) -> Result<ZoneLayout, String> {
+    pub fn for_host(host: &RamLayout) -> Result<ZoneLayout, String> {
         let ram = host.ram_bytes;
         if ram < MIN_RAM_BYTES {
             return Err(format!(
@@ -489,6 +489,42 @@ pub fn parse_zoneinfo(text: &str) -> Result<ParsedZoneinfo, String> {
         }
     }
     Ok(out)
+}
+
+/// QEMU machine type: decides how much RAM sits below 4 GiB (DMA32) versus above (Normal).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MachineType {
+    /// q35: guests with more than 2.75 GiB get 2 GiB below 4 GiB.
+    Q35,
+    /// i440fx (`pc`): guests with 3.5 GiB or more get 3 GiB below 4 GiB.
+    I440fx,
+}
+
+impl MachineType {
+    pub const NAMES: &'static [&'static str] = &["q35", "i440fx"];
+    pub fn name(self) -> &'static str {
+        match self {
+            MachineType::Q35 => "q35",
+            MachineType::I440fx => "i440fx",
+        }
+    }
+    pub fn from_name(s: &str) -> Option<Self> {
+        match s {
+            "q35" => Some(MachineType::Q35),
+            "i440fx" => Some(MachineType::I440fx),
+            _ => None,
+        }
+    }
+}
+
+/// How a machine's RAM is laid out in physical memory: its size, and how much sits below
+/// 4 GiB (given, or by the QEMU machine type's rule).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RamLayout {
+    pub ram_bytes: u64,
+    pub machine: MachineType,
+    /// RAM below 4 GiB (DMA + DMA32), overriding the machine type's rule.
+    pub lowmem_bytes: Option<u64>,
 }
 
 #[cfg(test)]

@@ -20,7 +20,7 @@ fn layout(s: &Scenario) -> Option<ZoneLayout> {
             let text = std::fs::read_to_string(path).ok()?;
             parse_zoneinfo(&text).ok().map(|z| z.layout)
         }
-        None => ZoneLayout::for_host(&s.host).ok(),
+        None => ZoneLayout::for_host(&s.host.ram_layout()).ok(),
     }
 }
 

@@ -40,9 +40,9 @@ const HIGHORDER_BATCH: u32 = 64;
 
 impl Thread {
     /// A high-order allocation thread.
-    pub fn highorder(o: &Origin, spec: &crate::scenario::HighOrderSpec) -> Thread {
+    pub fn highorder(o: &Origin, spec: &super::spec::HighOrderSpec) -> Thread {
+        use super::spec::HighOrderGfp;
         use crate::machine::gfp::*;
-        use crate::scenario::HighOrderGfp;
         let gfp = match spec.gfp {
             HighOrderGfp::Atomic => GFP_ATOMIC | __GFP_COMP | __GFP_NOWARN,
             HighOrderGfp::Kernel => GFP_KERNEL | __GFP_COMP,
@@ -53,9 +53,9 @@ impl Thread {
             gfp,
             retry: spec.gfp == HighOrderGfp::Kernel
                 && spec.order <= crate::machine::PAGE_ALLOC_COSTLY_ORDER,
-            interval_ns: (crate::scenario::NS_PER_SEC / spec.rate_per_sec).max(1),
+            interval_ns: (crate::engine::units::NS_PER_SEC / spec.rate_per_sec).max(1),
             lifetime_ns: spec.lifetime_ns,
-            exponential: spec.lifetimes == crate::scenario::Lifetimes::Exponential,
+            exponential: spec.lifetimes == super::spec::Lifetimes::Exponential,
             count: spec.count,
             next_ns: o.start_ns,
             live: Default::default(),

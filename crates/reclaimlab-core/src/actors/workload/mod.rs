@@ -8,14 +8,16 @@
 //! thread blocks (major fault, read miss, allocation retry, dirty throttling).
 
 pub mod highorder;
+pub mod spec;
 pub mod trace;
 pub mod zipf;
 
+use crate::engine::units::{NS_PER_MS, NS_PER_US};
 use crate::engine::Rng;
 use crate::machine::{Access, Machine, Signal, TaskCtx};
-use crate::scenario::{AccessPattern, AnonSpec, FileOp, FileSpec, NS_PER_MS, NS_PER_US};
 use crate::trace::TraceError;
 use crate::world::{Actor, Failure, StepCx, Wake};
+use spec::{AccessPattern, AnonSpec, FileOp, FileSpec};
 use trace::TraceReplay;
 use zipf::Zipf;
 
@@ -207,7 +209,7 @@ impl Thread {
     }
 
     /// A trace-replay thread. `replay` has been scanned and placed.
-    pub fn trace(o: &Origin, spec: &crate::scenario::TraceSpec, replay: TraceReplay) -> Thread {
+    pub fn trace(o: &Origin, spec: &spec::TraceSpec, replay: TraceReplay) -> Thread {
         let kind = Kind::Trace {
             replay: Box::new(replay),
             think_ns: spec.think_ns,

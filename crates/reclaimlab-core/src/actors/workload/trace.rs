@@ -14,9 +14,9 @@
 
 use std::path::Path;
 
+use super::spec::{ObjectSize, TraceKind, TraceSpec, TraceTime};
 use crate::engine::Rng;
 use crate::machine::PAGE_SIZE;
-use crate::scenario::{ObjectSize, TraceKind, TraceSpec, TraceTime};
 use crate::trace::idmap::IdMap;
 use crate::trace::{Record, TraceError, TraceFormat, TraceReader};
 
