@@ -10,6 +10,7 @@
 
 mod computed;
 pub mod docs;
+mod error;
 pub mod parse;
 mod schema;
 mod sections;
@@ -19,6 +20,7 @@ mod tables;
 #[cfg(test)]
 mod tests;
 pub mod units;
+mod writer;
 
 pub use crate::trace::{Compression, TraceFormat};
 pub use parse::{parse_file, parse_str, ScenarioError};

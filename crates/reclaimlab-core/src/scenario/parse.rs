@@ -12,7 +12,6 @@
 //! Only the first error is reported, in declaration order: top-level keys, then the tables in
 //! the order the scenario section lists them, the checks spanning tables last.
 
-use std::fmt;
 use std::path::Path;
 
 use toml_edit::{ImDocument, Value};
@@ -23,53 +22,8 @@ use super::Scenario;
 
 pub(super) use super::source::{Ctx, Field, Table};
 
-/// A scenario that cannot be used, and where the problem is.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ScenarioError {
-    /// The file name as given to [`parse_file`] / [`parse_str`].
-    pub file: String,
-    /// 1-based line; 0 when the error is about the file as a whole (e.g. it cannot be read).
-    pub line: usize,
-    /// 1-based column, counted in characters; 0 together with `line == 0`.
-    pub col: usize,
-    /// Dotted path of the offending field (`host.ram`, `workload[1].anon.size`); empty when the
-    /// error is not about one field (unreadable file, a syntax error outside any key).
-    pub field: String,
-    /// What is wrong and what was expected.
-    pub message: String,
-    /// How to fix it, when there is a clear fix.
-    pub help: Option<String>,
-}
-
-impl ScenarioError {
-    pub(super) fn with_help(mut self, help: impl Into<String>) -> Self {
-        self.help = Some(help.into());
-        self
-    }
-}
-
-impl fmt::Display for ScenarioError {
-    /// `FILE:LINE:COL: error: in field `FIELD`: MESSAGE`, then `  help: ...` on its own line.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.line == 0 {
-            write!(f, "{}: error: ", self.file)?;
-        } else {
-            write!(f, "{}:{}:{}: error: ", self.file, self.line, self.col)?;
-        }
-        if !self.field.is_empty() {
-            write!(f, "in field `{}`: ", self.field)?;
-        }
-        f.write_str(&self.message)?;
-        if let Some(help) = &self.help {
-            write!(f, "\n  help: {help}")?;
-        }
-        Ok(())
-    }
-}
-
-impl std::error::Error for ScenarioError {}
-
-pub(super) type Res<T> = Result<T, ScenarioError>;
+pub(super) use super::error::Res;
+pub use super::error::ScenarioError;
 
 /// Parse a scenario from TOML text. `file` is used in error messages and, through its stem, as
 /// the default scenario name. Relative paths (`host.zoneinfo`, `workload.trace.path`) are

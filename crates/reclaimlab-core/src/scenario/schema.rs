@@ -16,8 +16,9 @@
 
 use std::fmt;
 
-use super::parse::{Ctx, Res, Table};
-use super::show::Writer;
+use super::error::Res;
+use super::source::{Ctx, Table};
+use super::writer::Writer;
 use super::Scenario;
 
 /// A parsed value, before it is stored in its field. The variant follows the key's [`Ty`].

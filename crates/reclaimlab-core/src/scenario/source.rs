@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use toml_edit::{ImDocument, Item, TableLike, TomlError, Value};
 
-use super::parse::{Res, ScenarioError};
+use super::error::{Res, ScenarioError};
 use super::units::{format_size, parse_bandwidth, parse_duration_ns, parse_size};
 
 // ---------------------------------------------------------------------------------------------
