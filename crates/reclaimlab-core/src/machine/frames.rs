@@ -8,13 +8,15 @@
 //!
 //! | bits  | field                                                                          |
 //! |-------|--------------------------------------------------------------------------------|
-//! | 0-27  | `prev`, stored as pfn + 1 so that 0 is `NIL`                                   |
-//! | 28-55 | `next`, same encoding                                                          |
-//! | 56-63 | page flags `pg::LRU` ... `pg::SWAPCACHE` (bits 0-7 of the `u16` flag view)     |
+//! | 0-7   | page flags `pg::LRU` ... `pg::SWAPCACHE` (bits 0-7 of the `u16` flag view)     |
+//! | 8-35  | `prev` frame number; all ones (2^28 - 1) is `NIL`                              |
+//! | 36-63 | `next`, same encoding                                                          |
 //!
 //! The buddy free lists and the LRU lists share the links: a frame is on at most one list.
-//! Frame numbers fit in 28 bits because `Machine::new` refuses more than 2^28 - 1 frames
-//! (`PTE_PFN_MASK`, 1 TiB); with the +1 the largest, 2^28 - 2, is stored as 2^28 - 1.
+//! Frame numbers fit in 28 bits with a value to spare for `NIL` because `Machine::new`
+//! refuses more than 2^28 - 1 frames (`PTE_PFN_MASK`, 1 TiB). The flags are in the low byte
+//! so that testing or setting one is a single instruction on the word; `NIL` as all ones
+//! is what `u32::MAX` truncates to, so a `List` end converts with one mask.
 //!
 //! `owner[pfn]: u32`, the reverse map and the frame's state:
 //!
@@ -67,12 +69,15 @@ pub mod pg {
 /// Vpages must be below this: the owner values from here up are the sentinels.
 pub const OWNER_LIMIT: u32 = ST_BUDDY;
 
-/// Low 28 bits: one link.
-const M28: u64 = (1 << 28) - 1;
-const LINKS: u64 = (1 << 56) - 1;
-const FLAG_SHIFT: u32 = 56;
-/// The flags stored in `link` (bits 0-7 of the view).
+/// One link's bits, and its `NIL`.
+const M28: u32 = (1 << 28) - 1;
+const PREV_SHIFT: u32 = 8;
+const NEXT_SHIFT: u32 = 36;
+/// The flags stored in `link` (bits 0-7 of the view, and of the word).
 const LINK_FLAGS: u16 = 0xff;
+const FLAGS: u64 = LINK_FLAGS as u64;
+/// Both links `NIL`.
+const NO_LINKS: u64 = (M28 as u64) << PREV_SHIFT | (M28 as u64) << NEXT_SHIFT;
 const STATE: u32 = 0x7fff_ffff;
 const OWNER_WS: u32 = 0x8000_0000;
 /// Owner sentinels (see the module comment).
@@ -81,14 +86,20 @@ const ST_ALLOCATED: u32 = 0x7fff_fffd;
 const ST_RESERVED: u32 = 0x7fff_fffe;
 const ST_NIL: u32 = 0x7fff_ffff;
 
+/// A frame number (or `NIL`) as a stored link.
 #[inline]
-fn enc(x: u32) -> u64 {
-    debug_assert!(x == NIL || (x as u64) < M28);
-    (x.wrapping_add(1) as u64) & M28
+fn raw(x: u32) -> u32 {
+    debug_assert!(x == NIL || x < M28);
+    x & M28
 }
+/// A stored link as a frame number (or `NIL`).
 #[inline]
-fn dec(v: u64) -> u32 {
-    ((v & M28) as u32).wrapping_sub(1)
+fn full(r: u32) -> u32 {
+    if r == M28 {
+        NIL
+    } else {
+        r
+    }
 }
 
 /// What the state bits of an owner word say, for the invariant checker.
@@ -119,7 +130,7 @@ impl Frames {
     /// `n` frames, all reserved (padding) until the zones free theirs.
     pub fn new(n: usize) -> Frames {
         Frames {
-            link: vec![0; n],
+            link: vec![NO_LINKS; n],
             owner: vec![ST_RESERVED; n],
         }
     }
@@ -160,7 +171,7 @@ impl Frames {
     /// frame is known to be a page in use.
     #[inline]
     pub fn page_flags(&self, pfn: u32) -> u16 {
-        let l = (self.link[pfn as usize] >> FLAG_SHIFT) as u16;
+        let l = (self.link[pfn as usize] & FLAGS) as u16;
         let ws = ((self.owner[pfn as usize] >> 31) as u16) << 8;
         l | ws
     }
@@ -169,7 +180,7 @@ impl Frames {
     /// for the LRU code, which rewrites the links anyway.
     #[inline]
     pub fn link_flags(&self, pfn: u32) -> u16 {
-        (self.link[pfn as usize] >> FLAG_SHIFT) as u16
+        (self.link[pfn as usize] & FLAGS) as u16
     }
 
     /// Replace all flags. `ALLOCATED` or `RESERVED` put the frame in that state (dropping its
@@ -193,7 +204,7 @@ impl Frames {
             s
         };
         self.owner[i] = s | if f & pg::WORKINGSET != 0 { OWNER_WS } else { 0 };
-        self.link[i] = (self.link[i] & LINKS) | ((f & LINK_FLAGS) as u64) << FLAG_SHIFT;
+        self.link[i] = (self.link[i] & !FLAGS) | (f & LINK_FLAGS) as u64;
     }
 
     /// A page given to its owner: these flags (page flags only) and owner `vp`.
@@ -202,7 +213,7 @@ impl Frames {
         debug_assert!(f & !pg::PAGE_FLAGS == 0 && vp < OWNER_LIMIT);
         let i = pfn as usize;
         self.owner[i] = vp | if f & pg::WORKINGSET != 0 { OWNER_WS } else { 0 };
-        self.link[i] = (self.link[i] & LINKS) | ((f & LINK_FLAGS) as u64) << FLAG_SHIFT;
+        self.link[i] = (self.link[i] & !FLAGS) | (f & LINK_FLAGS) as u64;
     }
 
     #[inline]
@@ -212,7 +223,7 @@ impl Frames {
         }
         let mut hit = false;
         if f & LINK_FLAGS != 0 {
-            hit |= (self.link[pfn as usize] >> FLAG_SHIFT) as u16 & f != 0;
+            hit |= self.link[pfn as usize] & (f & LINK_FLAGS) as u64 != 0;
         }
         if f & pg::WORKINGSET != 0 {
             hit |= self.owner[pfn as usize] & OWNER_WS != 0;
@@ -224,7 +235,7 @@ impl Frames {
     pub fn set(&mut self, pfn: u32, f: u16) {
         debug_assert!(f & !pg::PAGE_FLAGS == 0);
         if f & LINK_FLAGS != 0 {
-            self.link[pfn as usize] |= ((f & LINK_FLAGS) as u64) << FLAG_SHIFT;
+            self.link[pfn as usize] |= (f & LINK_FLAGS) as u64;
         }
         if f & pg::WORKINGSET != 0 {
             self.owner[pfn as usize] |= OWNER_WS;
@@ -235,7 +246,7 @@ impl Frames {
     pub fn clear(&mut self, pfn: u32, f: u16) {
         debug_assert!(f & !pg::PAGE_FLAGS == 0);
         if f & LINK_FLAGS != 0 {
-            self.link[pfn as usize] &= !(((f & LINK_FLAGS) as u64) << FLAG_SHIFT);
+            self.link[pfn as usize] &= !((f & LINK_FLAGS) as u64);
         }
         if f & pg::WORKINGSET != 0 {
             self.owner[pfn as usize] &= !OWNER_WS;
@@ -290,7 +301,7 @@ impl Frames {
         debug_assert!(order < 16 && mt < 4);
         let i = pfn as usize;
         self.owner[i] = ST_BUDDY | (mt as u32) << 4 | order as u32;
-        self.link[i] &= LINKS;
+        self.link[i] &= !FLAGS;
     }
 
     /// The frame is no longer a free block head: a free frame with no flags and no owner.
@@ -298,7 +309,7 @@ impl Frames {
     pub fn clear_buddy_head(&mut self, pfn: u32) {
         let i = pfn as usize;
         self.owner[i] = ST_NIL;
-        self.link[i] &= LINKS;
+        self.link[i] &= !FLAGS;
     }
 
     /// The order of the free block whose head is `pfn`, if it is one.
@@ -327,26 +338,43 @@ impl Frames {
 
     #[inline]
     pub fn prev(&self, pfn: u32) -> u32 {
-        dec(self.link[pfn as usize])
+        full(self.prev_raw(pfn))
     }
     #[inline]
     pub fn next(&self, pfn: u32) -> u32 {
-        dec(self.link[pfn as usize] >> 28)
+        full(self.next_raw(pfn))
     }
     #[inline]
-    fn set_prev(&mut self, pfn: u32, p: u32) {
-        let w = &mut self.link[pfn as usize];
-        *w = (*w & !M28) | enc(p);
+    fn prev_raw(&self, pfn: u32) -> u32 {
+        (self.link[pfn as usize] >> PREV_SHIFT) as u32 & M28
     }
     #[inline]
-    fn set_next(&mut self, pfn: u32, n: u32) {
-        let w = &mut self.link[pfn as usize];
-        *w = (*w & !(M28 << 28)) | enc(n) << 28;
+    fn next_raw(&self, pfn: u32) -> u32 {
+        (self.link[pfn as usize] >> NEXT_SHIFT) as u32
     }
     #[inline]
-    fn set_links(&mut self, pfn: u32, p: u32, n: u32) {
+    fn set_prev_raw(&mut self, pfn: u32, p: u32) {
         let w = &mut self.link[pfn as usize];
-        *w = (*w & !LINKS) | enc(p) | enc(n) << 28;
+        *w = (*w & !((M28 as u64) << PREV_SHIFT)) | (p as u64) << PREV_SHIFT;
+    }
+    #[inline]
+    fn set_next_raw(&mut self, pfn: u32, n: u32) {
+        let w = &mut self.link[pfn as usize];
+        *w = (*w & ((1 << NEXT_SHIFT) - 1)) | (n as u64) << NEXT_SHIFT;
+    }
+    /// Unlink `pfn`: its links become `NIL` and their old values are returned (one load and
+    /// one store of its word, before its neighbours are written).
+    #[inline]
+    fn take_links_raw(&mut self, pfn: u32) -> (u32, u32) {
+        let w = &mut self.link[pfn as usize];
+        let v = *w;
+        *w = (v & FLAGS) | NO_LINKS;
+        ((v >> PREV_SHIFT) as u32 & M28, (v >> NEXT_SHIFT) as u32)
+    }
+    #[inline]
+    fn set_links_raw(&mut self, pfn: u32, p: u32, n: u32) {
+        let w = &mut self.link[pfn as usize];
+        *w = (*w & FLAGS) | (p as u64) << PREV_SHIFT | (n as u64) << NEXT_SHIFT;
     }
 
     // ------------------------------------------------------------ checking
@@ -369,12 +397,6 @@ impl Frames {
                 }
             }
         }
-    }
-
-    /// The raw link word's list fields, undecoded: (prev + 1, next + 1), 0 meaning none.
-    pub fn raw_links(&self, pfn: u32) -> (u32, u32) {
-        let w = self.link[pfn as usize];
-        ((w & M28) as u32, ((w >> 28) & M28) as u32)
     }
 }
 
@@ -405,9 +427,9 @@ impl List {
 
     #[inline]
     pub fn push_head(&mut self, fr: &mut Frames, x: u32) {
-        fr.set_links(x, NIL, self.head);
+        fr.set_links_raw(x, M28, raw(self.head));
         if self.head != NIL {
-            fr.set_prev(self.head, x);
+            fr.set_prev_raw(self.head, x);
         } else {
             self.tail = x;
         }
@@ -417,9 +439,9 @@ impl List {
 
     #[inline]
     pub fn push_tail(&mut self, fr: &mut Frames, x: u32) {
-        fr.set_links(x, self.tail, NIL);
+        fr.set_links_raw(x, raw(self.tail), M28);
         if self.tail != NIL {
-            fr.set_next(self.tail, x);
+            fr.set_next_raw(self.tail, x);
         } else {
             self.head = x;
         }
@@ -429,19 +451,17 @@ impl List {
 
     #[inline]
     pub fn remove(&mut self, fr: &mut Frames, x: u32) {
-        let p = fr.prev(x);
-        let n = fr.next(x);
-        if p != NIL {
-            fr.set_next(p, n);
+        let (p, n) = fr.take_links_raw(x);
+        if p != M28 {
+            fr.set_next_raw(p, n);
         } else {
-            self.head = n;
+            self.head = full(n);
         }
-        if n != NIL {
-            fr.set_prev(n, p);
+        if n != M28 {
+            fr.set_prev_raw(n, p);
         } else {
-            self.tail = p;
+            self.tail = full(p);
         }
-        fr.set_links(x, NIL, NIL);
         self.len -= 1;
     }
 
@@ -491,8 +511,10 @@ mod tests {
             OWNER_LIMIT - 1,
         );
         l.push_head(&mut fr, 5);
-        fr.set_links(6, big, 0);
+        fr.set_links_raw(6, big, 0);
         assert_eq!((fr.prev(6), fr.next(6)), (big, 0));
+        fr.set_links_raw(6, raw(NIL), big);
+        assert_eq!((fr.prev(6), fr.next(6)), (NIL, big));
         fr.set(5, pg::LRU | pg::ACTIVE);
         assert_eq!(
             fr.flags(5),

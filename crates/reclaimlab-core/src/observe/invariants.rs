@@ -43,11 +43,9 @@ impl Checker {
                 .any(|z| z.is_managed() && p >= z.free_area.start && p < z.free_area.end)
         };
         for p in 0..nframes {
-            let (prev, next) = fr.raw_links(p);
-            if prev > nframes || next > nframes {
-                return Err(format!(
-                    "frame {p}: links {prev}, {next} (+1 encoded) out of range"
-                ));
+            let (prev, next) = (fr.prev(p), fr.next(p));
+            if (prev != NIL && prev >= nframes) || (next != NIL && next >= nframes) {
+                return Err(format!("frame {p}: links {prev}, {next} out of range"));
             }
             match fr.state(p) {
                 FrameState::Invalid(s) => {
@@ -57,7 +55,7 @@ impl Checker {
                     return Err(format!("frame {p}: owner {vp} is not a vpage"));
                 }
                 FrameState::Reserved => {
-                    if in_zone(p) || fr.page_flags(p) != 0 || (prev, next) != (0, 0) {
+                    if in_zone(p) || fr.page_flags(p) != 0 || (prev, next) != (NIL, NIL) {
                         return Err(format!(
                             "reserved frame {p} is managed, or has flags or links"
                         ));
@@ -96,7 +94,7 @@ impl Checker {
                             if p != head
                                 && (fr.state(p) != FrameState::NoOwner
                                     || fr.page_flags(p) != 0
-                                    || fr.raw_links(p) != (0, 0))
+                                    || (fr.prev(p), fr.next(p)) != (NIL, NIL))
                             {
                                 return Err(format!(
                                     "free frame {p} inside block {head} has a state, flags or links"
@@ -174,7 +172,7 @@ impl Checker {
                 if self.seen[p as usize] == 0 && f & pg::ALLOCATED != 0 {
                     if f != pg::ALLOCATED
                         || fr.state(p) != FrameState::Allocated
-                        || fr.raw_links(p) != (0, 0)
+                        || (fr.prev(p), fr.next(p)) != (NIL, NIL)
                     {
                         return Err(format!("kernel frame {p} has flags {f:#x} or links"));
                     }
