@@ -1,10 +1,15 @@
 //! `reclaimlab-bench`: runs scenarios in this process and reports simulator speed.
 //!
-//! Usage: reclaimlab-bench [--seed N] [--repeat N] [--verbose] [--trace-cost] SCENARIO.toml...
+//! Usage: reclaimlab-bench [--seed N] [--repeat N] [--verbose] [--trace-cost] [--memory] SCENARIO.toml...
 //! For each scenario: simulated page operations per second (page accesses by workloads plus
 //! pages scanned, freed and allocated by the kernel side), simulated-time/wall-time ratio,
 //! heap allocations per simulated event (the hot path should make none), and the process's
 //! peak resident memory. Also prints the bytes of frame state per simulated page frame.
+//!
+//! `--memory` adds a line per scenario: the process's peak RSS divided by the host's managed
+//! page frames and by its workloads' virtual pages (the simulator's whole memory, page tables
+//! included, per simulated 4 KiB frame). Give one scenario per process for a per-scenario
+//! peak; `benches/memory-64g.toml` and `benches/memory-1t.toml` are made for it.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::Path;
@@ -12,6 +17,7 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use reclaimlab_core::machine::frames::Frames;
+use reclaimlab_core::machine::PAGE_SHIFT;
 use reclaimlab_core::observe::ftrace::TraceFormat;
 
 /// Counts heap allocations so the benchmark can report allocations per event.
@@ -54,6 +60,7 @@ fn main() -> ExitCode {
     let mut seed = None;
     let verbose = args.iter().any(|a| a == "--verbose");
     let trace_cost = args.iter().any(|a| a == "--trace-cost");
+    let memory = args.iter().any(|a| a == "--memory");
     // Runs per scenario; the fastest is reported (the machines are shared and noisy).
     let mut repeat = 1u32;
     if let Some(i) = args.iter().position(|a| a == "--repeat") {
@@ -64,7 +71,7 @@ fn main() -> ExitCode {
             .max(1);
         args.drain(i..(i + 2).min(args.len()));
     }
-    args.retain(|a| a != "--verbose" && a != "--trace-cost");
+    args.retain(|a| a != "--verbose" && a != "--trace-cost" && a != "--memory");
     if let Some(i) = args.iter().position(|a| a == "--seed") {
         if i + 1 >= args.len() {
             eprintln!("error: --seed needs a value");
@@ -156,6 +163,31 @@ fn main() -> ExitCode {
             allocs as f64 / out.events.max(1) as f64,
             peak_rss_kib() as f64 / 1024.0
         );
+        if memory {
+            // Frames the simulated host manages, and the vpages its workloads reserve.
+            let frames: u64 = reclaimlab_core::run::host_layout(&scn)
+                .map(|l| l.managed().iter().sum())
+                .unwrap_or(0);
+            let vpages: u64 = scn
+                .workloads
+                .iter()
+                .map(|w| {
+                    let anon = w.anon.as_ref().map_or(0, |a| a.size_bytes);
+                    let file = w.file.as_ref().map_or(0, |f| f.size_bytes);
+                    (anon + file) >> PAGE_SHIFT
+                })
+                .sum();
+            let rss = peak_rss_kib() * 1024;
+            println!(
+                "  memory: peak RSS {} KiB / {} frames = {:.2} B/frame; {} vpages ({:.3} per frame); model state {} B/frame + 4 B/vpage",
+                rss / 1024,
+                frames,
+                rss as f64 / frames.max(1) as f64,
+                vpages,
+                vpages as f64 / frames.max(1) as f64,
+                Frames::BYTES_PER_FRAME
+            );
+        }
         if trace_cost {
             // Tracing off vs on (kernel format), alternated three times in this process.
             let (mut off, mut on) = (u64::MAX, u64::MAX);

@@ -1,9 +1,10 @@
 //! The buddy allocator of one zone (core-mm §1.4, §1.6): free lists per order and migratetype,
 //! split on allocation, merge on free, migratetype fallback with pageblock stealing.
 //!
-//! Free blocks are linked through `Frames::prev/next` at their head frame, which carries
-//! `pg::BUDDY` and, in `Frames::order`, its order and the migratetype list it is on. Pageblock migratetypes live in a byte per
-//! pageblock owned by the node (`pageblock_mt`, indexed by `pfn >> PAGEBLOCK_ORDER`).
+//! Free blocks are linked through the frames' list links at their head frame, whose state
+//! (`Frames::set_buddy_head`) says it is a free head, of which order, on which migratetype's
+//! list. Pageblock migratetypes live in a byte per pageblock owned by the node
+//! (`pageblock_mt`, indexed by `pfn >> PAGEBLOCK_ORDER`).
 //!
 //! Abstraction (core-mm §10.2): no per-CPU page lists; a freed page goes straight to the buddy.
 
@@ -62,8 +63,7 @@ impl FreeArea {
 
     #[inline]
     fn add_block(&mut self, fr: &mut Frames, pfn: u32, order: usize, mt: usize, tail: bool) {
-        fr.flags[pfn as usize] = pg::BUDDY;
-        fr.order[pfn as usize] = order as u8 | ((mt as u8) << 4);
+        fr.set_buddy_head(pfn, order, mt);
         if tail {
             self.lists[order][mt].push_tail(fr, pfn);
         } else {
@@ -76,23 +76,18 @@ impl FreeArea {
     fn del_block(&mut self, fr: &mut Frames, pfn: u32, order: usize, mt: usize) {
         self.lists[order][mt].remove(fr, pfn);
         self.nr_free[order][mt] -= 1;
-        fr.flags[pfn as usize] = 0;
-        fr.order[pfn as usize] = 0;
+        fr.clear_buddy_head(pfn);
     }
 
-    /// The migratetype list a free block head is on. It can differ from its pageblock's type
-    /// after a partial steal, so it is stored with the order: low nibble order, bits 4-5 type.
+    /// The migratetype list a free block head is on (`Frames::buddy_list_mt`).
     #[inline]
     fn list_mt_of(fr: &Frames, pfn: u32) -> usize {
-        (fr.order[pfn as usize] >> 4) as usize
+        fr.buddy_list_mt(pfn)
     }
 
     #[inline]
     fn is_free_head(&self, fr: &Frames, pfn: u32, order: usize) -> bool {
-        pfn >= self.start
-            && pfn < self.end
-            && fr.flags[pfn as usize] & pg::BUDDY != 0
-            && (fr.order[pfn as usize] & 0x0f) as usize == order
+        pfn >= self.start && pfn < self.end && fr.is_buddy_head_of_order(pfn, order)
     }
 
     /// `__free_one_page`: free a block of 2^order pages at `pfn` and merge it with its buddies.
@@ -130,7 +125,9 @@ impl FreeArea {
     /// Remove the free block whose head is `pfn` from its list (compaction isolating a free
     /// page); the caller owns its pages afterwards.
     pub fn take_block(&mut self, fr: &mut Frames, pfn: u32) {
-        let order = (fr.order[pfn as usize] & 0x0f) as usize;
+        let order = fr
+            .buddy_order(pfn)
+            .expect("take_block of a free block head");
         let mt = Self::list_mt_of(fr, pfn);
         self.del_block(fr, pfn, order, mt);
         self.free_pages -= 1 << order;
@@ -268,9 +265,7 @@ impl FreeArea {
         let mut movable = 0u32;
         let mut pfn = start;
         while pfn < start + PAGEBLOCK_PAGES {
-            let f = fr.flags[pfn as usize];
-            if f & pg::BUDDY != 0 {
-                let o = (fr.order[pfn as usize] & 0x0f) as usize;
+            if let Some(o) = fr.buddy_order(pfn) {
                 let l = Self::list_mt_of(fr, pfn);
                 if l != mt {
                     self.del_block(fr, pfn, o, l);
@@ -280,7 +275,7 @@ impl FreeArea {
                 pfn += 1 << o;
                 continue;
             }
-            if f & pg::LRU != 0 {
+            if fr.test(pfn, pg::LRU) {
                 movable += 1;
             }
             pfn += 1;
@@ -306,8 +301,8 @@ mod tests {
         let mut fr = Frames::new(n as usize);
         let pbs = vec![MIGRATE_MOVABLE as u8; (n as usize).div_ceil(512)];
         let mut fa = FreeArea::new(0, n);
-        for f in fr.flags.iter_mut() {
-            *f = 0;
+        for p in 0..n {
+            fr.set_flags(p, 0);
         }
         fa.free_range(&mut fr, &pbs, 0, n);
         (fr, pbs, fa)

@@ -188,8 +188,7 @@ impl Machine {
         // Take the block's free pieces off the free lists so targets come from elsewhere.
         let mut p = blk;
         while p < blk + size {
-            if self.frames.flags[p as usize] & pg::BUDDY != 0 {
-                let o = (self.frames.order[p as usize] & 0x0f) as u32;
+            if let Some(o) = self.frames.buddy_order(p) {
                 self.zones[z].free_area.take_block(&mut self.frames, p);
                 p += 1 << o;
             } else {
@@ -197,7 +196,7 @@ impl Machine {
             }
         }
         for old in blk..blk + size {
-            if self.frames.flags[old as usize] & pg::LRU == 0 {
+            if !self.frames.test(old, pg::LRU) {
                 continue;
             }
             let new = self.zones[z]
@@ -209,8 +208,8 @@ impl Machine {
             self.migrate_page(old, new);
             stats.migrated += 1;
         }
-        for f in &mut self.frames.flags[blk as usize..(blk + size) as usize] {
-            *f = 0;
+        for p in blk..blk + size {
+            self.frames.set_flags(p, 0);
         }
         self.zones[z]
             .free_area
@@ -223,7 +222,7 @@ impl Machine {
     fn block_movable_pages(&self, blk: u32, size: u32) -> Option<u32> {
         let mut used = 0;
         for p in blk..blk + size {
-            let f = self.frames.flags[p as usize];
+            let f = self.frames.flags(p);
             if f & pg::LRU != 0 {
                 if f & pg::WRITEBACK != 0 {
                     return None;
@@ -240,8 +239,7 @@ impl Machine {
         let mut n = 0;
         let mut p = blk;
         while p < blk + size {
-            if self.frames.flags[p as usize] & pg::BUDDY != 0 {
-                let o = (self.frames.order[p as usize] & 0x0f) as u32;
+            if let Some(o) = self.frames.buddy_order(p) {
                 n += 1u64 << o;
                 p += 1 << o;
             } else {
@@ -254,12 +252,15 @@ impl Machine {
     /// Move an LRU page's contents and identity from frame `old` to frame `new`
     /// (`migrate_pages` for one isolated page): flags, reverse map, page table, LRU.
     fn migrate_page(&mut self, old: u32, new: u32) {
-        let flags = self.frames.flags[old as usize];
         self.lru_del(old);
-        let vp = self.frames.owner[old as usize];
-        self.frames.flags[new as usize] = flags & !pg::LRU;
-        self.frames.owner[new as usize] = vp;
-        self.frames.owner[old as usize] = NIL;
+        let flags = self.frames.page_flags(old);
+        let vp = self.frames.owner(old);
+        if vp == NIL {
+            self.frames.set_flags(new, flags);
+        } else {
+            self.frames.set_page(new, flags, vp);
+        }
+        self.frames.set_owner(old, NIL);
         if vp != NIL {
             let e = self.pte[vp as usize];
             debug_assert!(pte_present(e) && (e & PTE_PFN_MASK) == old);

@@ -18,7 +18,7 @@ impl Machine {
         t: &mut TaskCtx,
     ) -> Access {
         let pte = self.pte[vp as usize];
-        if pte != PTE_NONE {
+        if pte_present(pte) {
             t.cost_ns += self.cfg.cost.file_hit_ns;
             if write {
                 self.mark_dirty(vp, pte);
@@ -44,7 +44,7 @@ impl Machine {
         };
         let mut n = 1u64;
         let mut v = vp + 1;
-        while n < self.cfg.readahead_pages && v < region_end && self.pte[v as usize] == PTE_NONE {
+        while n < self.cfg.readahead_pages && v < region_end && pte_is_none(self.pte[v as usize]) {
             // Readahead allocations must not block or OOM (__GFP_NORETRY): fast path only.
             match self.try_alloc_nowait(super::gfp::GFP_HIGHUSER_MOVABLE) {
                 Some(p) => self.page_cache_insert(v, p),
@@ -68,9 +68,8 @@ impl Machine {
 
     /// `filemap_add_folio`: insert a new page, check its shadow for a refault, add to the LRU.
     fn page_cache_insert(&mut self, vp: u32, pfn: u32) {
-        self.frames.flags[pfn as usize] = 0;
-        self.frames.owner[pfn as usize] = vp;
-        let shadow = std::mem::replace(&mut self.shadow[vp as usize], SHADOW_NONE);
+        self.frames.set_page(pfn, 0, vp);
+        let shadow = pte_shadow(self.pte[vp as usize]);
         if shadow != SHADOW_NONE {
             self.workingset_refault(pfn, shadow);
         }

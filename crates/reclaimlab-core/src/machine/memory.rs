@@ -2,19 +2,35 @@
 //! `do_anonymous_page`, `do_swap_page`; `mm/mmap.c`: `exit_mmap`).
 //!
 //! Every anonymous region and every file gets a range of global virtual page numbers (vpages).
-//! `pte[vpage]` says where the page is: `PTE_NONE` (never touched, or a file page not in the
-//! page cache), a frame number (resident: mapped, or in the swap cache), or `PTE_SWAP` (its only
-//! copy is on the swap device). As in a real page table, a resident anonymous entry also carries
-//! the present/mapped bit and the hardware accessed (young) and dirty bits: a user access touches
-//! only this array. `shadow[vpage]` holds the workingset shadow entry left when the page was
-//! evicted (core-mm §5.11).
+//! `pte[vpage]` (4 bytes per vpage) says where the page is. As in a real page table, a resident
+//! anonymous entry also carries the present/mapped bit and the hardware accessed (young) and
+//! dirty bits, so a user access touches only this array; and, as the kernel keeps the
+//! workingset shadow entry of an evicted page in the slot the page left (core-mm §5.11), a
+//! non-resident entry keeps it in its spare bits:
+//!
+//! | bits  | resident entry (bit 31 clear)     | non-resident entry (bit 31, `PTE_SWAP`, set)      |
+//! |-------|-----------------------------------|---------------------------------------------------|
+//! | 0-27  | frame number (`PTE_PFN_MASK`)     | shadow: eviction age (`SHADOW_AGE_MASK`)          |
+//! | 28    | `PTE_DIRTY`                       | shadow: `SHADOW_WORKINGSET`                       |
+//! | 29    | `PTE_YOUNG`                       | `PTE_NOSHADOW`: no shadow; bits 0-28 all ones     |
+//! | 30    | `PTE_MAPPED` (clear: an unmapped  | `PTE_NOSWAP`: no copy anywhere ("none": never     |
+//! |       | swap-cache or page-cache page)    | touched, or a file page not cached); clear: the   |
+//! |       |                                   | only copy is on the swap device                   |
+//!
+//! `PTE_NONE` (all ones) is a none entry without a shadow. Build non-resident entries with
+//! [`pte_mk_swap`] and [`pte_mk_none`] and read their shadow with [`pte_shadow`]; test them
+//! with [`pte_is_swap`] and [`pte_is_none`].
+//!
+//! The eviction age has 28 bits: refault distances are taken modulo 2^28 pages (1 TiB of
+//! evictions), as the kernel truncates its eviction counter to the bits a shadow entry has.
 
-use super::frames::{pg, NIL};
+use super::frames::{pg, NIL, OWNER_LIMIT};
 use super::vmstat::VmEvent;
 use super::*;
 
+/// A none entry without a shadow (never touched, or dropped).
 pub const PTE_NONE: u32 = u32::MAX;
-/// The page's only copy is on the swap device (also set in `PTE_NONE`: neither is resident).
+/// Set in every non-resident entry: swap entries and none entries alike.
 pub const PTE_SWAP: u32 = 0x8000_0000;
 /// Resident and mapped by its owner; a resident entry without it is an unmapped swap-cache page.
 pub const PTE_MAPPED: u32 = 0x4000_0000;
@@ -24,6 +40,12 @@ pub const PTE_YOUNG: u32 = 0x2000_0000;
 pub const PTE_DIRTY: u32 = 0x1000_0000;
 /// Frame number bits of a resident entry (frames are limited to 2^28, 1 TiB of RAM).
 pub const PTE_PFN_MASK: u32 = 0x0fff_ffff;
+/// Non-resident entry: not on swap either (a none entry).
+pub const PTE_NOSWAP: u32 = 0x4000_0000;
+/// Non-resident entry: no shadow entry (the shadow bits are then all ones).
+pub const PTE_NOSHADOW: u32 = 0x2000_0000;
+/// The shadow entry's bits in a non-resident entry.
+pub const PTE_SHADOW_MASK: u32 = 0x1fff_ffff;
 
 #[inline]
 pub fn pte_present(pte: u32) -> bool {
@@ -33,9 +55,49 @@ pub fn pte_present(pte: u32) -> bool {
 pub fn pte_pfn(pte: u32) -> u32 {
     pte & PTE_PFN_MASK
 }
+/// Non-resident with its only copy on the swap device.
+#[inline]
+pub fn pte_is_swap(pte: u32) -> bool {
+    pte & (PTE_SWAP | PTE_NOSWAP) == PTE_SWAP
+}
+/// Non-resident and not on swap: a first touch (anonymous) or a page-cache miss (file).
+#[inline]
+pub fn pte_is_none(pte: u32) -> bool {
+    pte & (PTE_SWAP | PTE_NOSWAP) == PTE_SWAP | PTE_NOSWAP
+}
+/// The shadow entry of a non-resident entry, or `SHADOW_NONE`.
+#[inline]
+pub fn pte_shadow(pte: u32) -> u32 {
+    debug_assert!(!pte_present(pte));
+    if pte & PTE_NOSHADOW != 0 {
+        SHADOW_NONE
+    } else {
+        pte & PTE_SHADOW_MASK
+    }
+}
+#[inline]
+fn shadow_bits(shadow: u32) -> u32 {
+    if shadow == SHADOW_NONE {
+        PTE_NOSHADOW | PTE_SHADOW_MASK
+    } else {
+        debug_assert!(shadow <= PTE_SHADOW_MASK);
+        shadow
+    }
+}
+/// A swap entry carrying `shadow` (or `SHADOW_NONE`).
+#[inline]
+pub fn pte_mk_swap(shadow: u32) -> u32 {
+    PTE_SWAP | shadow_bits(shadow)
+}
+/// A none entry carrying `shadow` (or `SHADOW_NONE`, which gives `PTE_NONE`).
+#[inline]
+pub fn pte_mk_none(shadow: u32) -> u32 {
+    PTE_SWAP | PTE_NOSWAP | shadow_bits(shadow)
+}
+/// "No shadow entry" as the workingset functions see it (not a PTE bit pattern).
 pub const SHADOW_NONE: u32 = u32::MAX;
-pub(super) const SHADOW_WORKINGSET: u32 = 0x8000_0000;
-pub(super) const SHADOW_AGE_MASK: u32 = 0x7fff_ffff;
+pub const SHADOW_WORKINGSET: u32 = 0x1000_0000;
+pub const SHADOW_AGE_MASK: u32 = 0x0fff_ffff;
 
 /// A contiguous range of vpages: one process's anonymous memory or one file.
 #[derive(Debug, Clone)]
@@ -105,11 +167,13 @@ impl Machine {
     /// Reserve `pages` vpages for an anonymous region or a file; returns the region index.
     pub fn add_region(&mut self, task: usize, pages: u64, anon: bool) -> Result<usize, String> {
         let base = self.pte.len() as u64;
-        if base + pages >= PTE_SWAP as u64 {
-            return Err("the workloads' address spaces exceed 2^31 pages".into());
+        // Vpages must leave the frames' owner sentinels free (2^31 - 256 of them).
+        if base + pages > OWNER_LIMIT as u64 {
+            return Err(format!(
+                "the workloads' address spaces exceed {OWNER_LIMIT} pages (8 TiB)"
+            ));
         }
         self.pte.resize((base + pages) as usize, PTE_NONE);
-        self.shadow.resize((base + pages) as usize, SHADOW_NONE);
         self.regions.push(Region {
             base: base as u32,
             pages: pages as u32,
@@ -152,7 +216,7 @@ impl Machine {
         if pte_present(pte) {
             return self.swapcache_fault(vp, pte_pfn(pte), write, t);
         }
-        if pte == PTE_NONE {
+        if pte_is_none(pte) {
             self.anon_fault(vp, write, t)
         } else {
             self.swapin_fault(vp, write, t)
@@ -167,8 +231,7 @@ impl Machine {
         };
         self.vm.add(VmEvent::Pgfault, 1);
         t.cost_ns += self.cfg.cost.anon_fault_ns;
-        self.frames.flags[pfn as usize] = pg::SWAPBACKED;
-        self.frames.owner[pfn as usize] = vp;
+        self.frames.set_page(pfn, pg::SWAPBACKED, vp);
         self.pte[vp as usize] = pfn | PTE_MAPPED | PTE_YOUNG | if write { PTE_DIRTY } else { 0 };
         self.stat.nr_anon_pages += 1;
         self.tasks[t.task].rss_anon += 1;
@@ -196,7 +259,7 @@ impl Machine {
         if write {
             self.frames.set(pfn, pg::DIRTY);
         }
-        let f = self.frames.flags[pfn as usize];
+        let f = self.frames.link_flags(pfn);
         if f & pg::SWAPCACHE != 0 && f & pg::WRITEBACK == 0 && (write || self.swap.is_half_full()) {
             self.frames.clear(pfn, pg::SWAPCACHE);
             self.frames.set(pfn, pg::DIRTY);
@@ -217,9 +280,9 @@ impl Machine {
         self.vm.add(VmEvent::Pgpgin, 4);
         t.cost_ns += self.cfg.cost.major_fault_ns;
         let done = self.swapdev.submit_read(self.now + t.cost_ns, 1);
-        self.frames.flags[pfn as usize] = pg::SWAPBACKED | pg::SWAPCACHE;
-        self.frames.owner[pfn as usize] = vp;
-        let shadow = std::mem::replace(&mut self.shadow[vp as usize], SHADOW_NONE);
+        self.frames
+            .set_page(pfn, pg::SWAPBACKED | pg::SWAPCACHE, vp);
+        let shadow = pte_shadow(self.pte[vp as usize]);
         if shadow != SHADOW_NONE {
             self.workingset_refault(pfn, shadow);
         }
@@ -266,21 +329,20 @@ impl Machine {
         let task = self.regions[r].task;
         for vp in base..base + pages {
             let pte = self.pte[vp as usize];
-            self.shadow[vp as usize] = SHADOW_NONE;
-            if pte == PTE_NONE {
-                continue;
-            }
+            // Dropping the entry drops its shadow too.
             self.pte[vp as usize] = PTE_NONE;
-            if pte == PTE_SWAP {
-                self.swap.free();
+            if !pte_present(pte) {
+                if pte_is_swap(pte) {
+                    self.swap.free();
+                }
                 continue;
             }
             let pfn = pte_pfn(pte);
-            let f = self.frames.flags[pfn as usize];
+            let f = self.frames.page_flags(pfn);
             if pte & PTE_MAPPED != 0 {
                 self.stat.nr_anon_pages -= 1;
             }
-            self.frames.owner[pfn as usize] = NIL;
+            self.frames.set_owner(pfn, NIL);
             if f & pg::WRITEBACK != 0 {
                 continue;
             }
@@ -291,7 +353,7 @@ impl Machine {
                 self.swap.free();
                 self.stat.nr_swapcached -= 1;
             }
-            self.frames.flags[pfn as usize] = 0;
+            self.frames.set_flags(pfn, 0);
             self.free_frame(pfn);
         }
         let tm = &mut self.tasks[task];

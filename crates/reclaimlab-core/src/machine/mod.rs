@@ -38,7 +38,7 @@ use blkdev::{BlockDevice, DeviceParams};
 use buddy::FreeArea;
 use compaction::CompactState;
 use cost::CostModel;
-use frames::{pg, Frames, NIL};
+use frames::{pg, Frames};
 use layout::ZoneLayout;
 use lru::Lruvec;
 use memory::{Region, TaskMm, PTE_PFN_MASK};
@@ -166,8 +166,9 @@ pub struct Machine {
     pub vm: VmEvents,
     pub stat: NodeStats,
     pub kswapd: KswapdNode,
+    /// The page table: one entry per vpage, resident or not; a non-resident entry also holds
+    /// the page's workingset shadow (see `memory`).
     pub pte: Vec<u32>,
-    pub shadow: Vec<u32>,
     pub regions: Vec<Region>,
     pub tasks: Vec<TaskMm>,
     pub cfg: MachineConfig,
@@ -243,8 +244,8 @@ impl Machine {
             let start = base[z] as u32;
             let end = (base[z] + managed[z]) as u32;
             let mut fa = FreeArea::new(start, end);
-            for f in &mut frames.flags[start as usize..end as usize] {
-                *f = 0;
+            for pfn in start..end {
+                frames.set_flags(pfn, 0);
             }
             if p.fragmented_zone == Some(z) {
                 // An aged zone: the page in the middle of every stride-aligned block is a
@@ -255,8 +256,7 @@ impl Machine {
                 let mut pin = start.next_multiple_of(stride) + stride / 2;
                 while pin < end {
                     fa.free_range(&mut frames, &pageblock_mt, from, pin);
-                    frames.flags[pin as usize] = pg::ALLOCATED;
-                    frames.owner[pin as usize] = NIL;
+                    frames.set_flags(pin, pg::ALLOCATED);
                     from = pin + 1;
                     pin += stride;
                 }
@@ -306,7 +306,6 @@ impl Machine {
                 ..Default::default()
             },
             pte: Vec::new(),
-            shadow: Vec::new(),
             regions: Vec::new(),
             tasks: Vec::new(),
             cfg: p.config,

@@ -50,7 +50,7 @@ impl Machine {
             {
                 zone.numa_hit += 1;
                 self.vm.add(VmEvent::pgalloc(z), 1 << order);
-                self.frames.flags[p as usize] = super::frames::pg::ALLOCATED;
+                self.frames.set_flags(p, pg::ALLOCATED);
                 return Some(p);
             }
         }
@@ -351,7 +351,7 @@ impl Machine {
     #[inline]
     pub fn free_frame(&mut self, pfn: u32) {
         let z = self.zone_of(pfn);
-        self.frames.owner[pfn as usize] = NIL;
+        self.frames.set_owner(pfn, NIL);
         self.zones[z]
             .free_area
             .free(&mut self.frames, &self.pageblock_mt, pfn, 0);
@@ -360,8 +360,8 @@ impl Machine {
 
     /// Free a kernel allocation of 2^order pages (`__free_pages`).
     pub fn free_pages(&mut self, pfn: u32, order: u32) {
-        for f in &mut self.frames.flags[pfn as usize..(pfn + (1 << order)) as usize] {
-            *f = 0;
+        for p in pfn..pfn + (1 << order) {
+            self.frames.set_flags(p, 0);
         }
         let z = self.zone_of(pfn);
         self.zones[z]
@@ -373,8 +373,7 @@ impl Machine {
     /// Mark a fresh high-order block as a kernel allocation (not on any LRU list).
     pub fn mark_kernel_pages(&mut self, pfn: u32, order: u32) {
         for p in pfn..pfn + (1 << order) {
-            self.frames.flags[p as usize] = pg::ALLOCATED;
-            self.frames.owner[p as usize] = NIL;
+            self.frames.set_flags(p, pg::ALLOCATED);
         }
     }
 }

@@ -43,7 +43,7 @@ impl Machine {
 
     /// `folio_end_writeback`: clear writeback; a page reclaim wanted goes to the inactive tail.
     pub fn end_writeback(&mut self, pfn: u32) {
-        let f = self.frames.flags[pfn as usize];
+        let f = self.frames.link_flags(pfn);
         debug_assert!(f & pg::WRITEBACK != 0);
         self.frames.clear(pfn, pg::WRITEBACK);
         self.stat.nr_writeback -= 1;

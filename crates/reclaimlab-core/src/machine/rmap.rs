@@ -10,14 +10,14 @@ impl Machine {
     /// Is the page mapped by its owner's page table (`folio_mapped`)?
     #[inline]
     pub fn page_mapped(&self, pfn: u32) -> bool {
-        let vp = self.frames.owner[pfn as usize];
+        let vp = self.frames.owner(pfn);
         vp != NIL && self.pte[vp as usize] & (PTE_SWAP | PTE_MAPPED) == PTE_MAPPED
     }
 
     /// `folio_referenced`: the number of young PTEs mapping the page (0 or 1), clearing them.
     #[inline]
     pub fn folio_referenced(&mut self, pfn: u32) -> u32 {
-        let vp = self.frames.owner[pfn as usize];
+        let vp = self.frames.owner(pfn);
         if vp == NIL {
             return 0;
         }
@@ -33,7 +33,7 @@ impl Machine {
     /// `try_to_unmap` of an anonymous page in the swap cache: the PTE keeps the swap entry
     /// (here: the frame, unmapped) and its dirty bit moves to the page.
     pub fn try_to_unmap(&mut self, pfn: u32) {
-        let vp = self.frames.owner[pfn as usize];
+        let vp = self.frames.owner(pfn);
         let e = self.pte[vp as usize];
         if e & PTE_DIRTY != 0 {
             self.frames.set(pfn, pg::DIRTY);

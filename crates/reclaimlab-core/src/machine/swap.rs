@@ -11,8 +11,8 @@ impl Machine {
     /// Put a new page on the LRU list its flags select (`folio_add_lru`).
     #[inline]
     pub fn lru_add(&mut self, pfn: u32) {
-        let f = self.frames.flags[pfn as usize] | pg::LRU;
-        self.frames.flags[pfn as usize] = f;
+        self.frames.set(pfn, pg::LRU);
+        let f = self.frames.link_flags(pfn);
         let z = self.zone_of(pfn);
         self.lruvec
             .add_head(&mut self.frames, pfn, lru::lru_of(f), z);
@@ -20,19 +20,19 @@ impl Machine {
 
     #[inline]
     pub fn lru_del(&mut self, pfn: u32) {
-        let f = self.frames.flags[pfn as usize];
+        let f = self.frames.link_flags(pfn);
         debug_assert!(f & pg::LRU != 0);
         let z = self.zone_of(pfn);
         self.lruvec.del(&mut self.frames, pfn, lru::lru_of(f), z);
-        self.frames.flags[pfn as usize] = f & !pg::LRU;
+        self.frames.clear(pfn, pg::LRU);
     }
 
     /// `folio_mark_accessed` for an unmapped page-cache page (core-mm §5.1).
     #[inline]
     pub fn mark_accessed(&mut self, pfn: u32) {
-        let f = self.frames.flags[pfn as usize];
+        let f = self.frames.link_flags(pfn);
         if f & pg::REFERENCED == 0 {
-            self.frames.flags[pfn as usize] = f | pg::REFERENCED;
+            self.frames.set(pfn, pg::REFERENCED);
         } else if f & pg::ACTIVE == 0 {
             if f & pg::LRU != 0 {
                 self.lru_del(pfn);

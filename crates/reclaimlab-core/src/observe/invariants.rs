@@ -1,11 +1,16 @@
 //! Consistency checks of the whole machine state, run between events by tests
 //! (`InvariantMode`): every frame is in exactly one place, free + used = total per zone, list
 //! counts match their contents, reverse and forward maps agree, swap slots add up, and the
-//! vmstat event counters never decrease.
+//! vmstat event counters never decrease. The packed encodings are checked too: every frame's
+//! state word holds a valid state that agrees with where the frame is, frames off every list
+//! have no links, and every page-table entry is in canonical form for its region's kind.
 
-use crate::machine::frames::{pg, NIL};
+use crate::machine::frames::{pg, FrameState, NIL};
 use crate::machine::lru::{lru_of, NR_LRU_LISTS};
-use crate::machine::memory::{pte_pfn, pte_present, PTE_MAPPED, PTE_NONE, PTE_SWAP};
+use crate::machine::memory::{
+    pte_is_none, pte_is_swap, pte_pfn, pte_present, pte_shadow, PTE_MAPPED, PTE_NOSHADOW,
+    PTE_PFN_MASK, PTE_SHADOW_MASK, SHADOW_AGE_MASK, SHADOW_NONE,
+};
 use crate::machine::vmstat::NR_VM_EVENTS;
 use crate::machine::Machine;
 use crate::machine::{MAX_NR_ZONES, MAX_ORDER};
@@ -28,7 +33,40 @@ impl Checker {
     pub fn check(&mut self, node: &Machine) -> Result<(), String> {
         self.seen.iter_mut().for_each(|s| *s = 0);
         let fr = &node.frames;
+        let nframes = fr.len() as u32;
         let mut used_per_zone = [0u64; MAX_NR_ZONES];
+        // The packed words first, so that the walks below cannot index out of range: links
+        // point at frames, states are valid, owners are vpages, and padding is reserved.
+        let in_zone = |p: u32| {
+            node.zones
+                .iter()
+                .any(|z| z.is_managed() && p >= z.free_area.start && p < z.free_area.end)
+        };
+        for p in 0..nframes {
+            let (prev, next) = (fr.prev(p), fr.next(p));
+            if (prev != NIL && prev >= nframes) || (next != NIL && next >= nframes) {
+                return Err(format!("frame {p}: links {prev}, {next} out of range"));
+            }
+            match fr.state(p) {
+                FrameState::Invalid(s) => {
+                    return Err(format!("frame {p}: invalid state word {s:#x}"));
+                }
+                FrameState::Owner(vp) if vp as usize >= node.pte.len() => {
+                    return Err(format!("frame {p}: owner {vp} is not a vpage"));
+                }
+                FrameState::Reserved => {
+                    if in_zone(p) || fr.page_flags(p) != 0 || (prev, next) != (NIL, NIL) {
+                        return Err(format!(
+                            "reserved frame {p} is managed, or has flags or links"
+                        ));
+                    }
+                }
+                _ if !in_zone(p) => {
+                    return Err(format!("padding frame {p} is not reserved"));
+                }
+                _ => {}
+            }
+        }
         // Buddy free lists.
         for (z, zone) in node.zones.iter().enumerate() {
             let fa = &zone.free_area;
@@ -38,10 +76,10 @@ impl Checker {
                     let mut n = 0u64;
                     for head in list.iter_from_tail(fr) {
                         n += 1;
-                        if fr.flags[head as usize] & pg::BUDDY == 0
-                            || (fr.order[head as usize] & 0x0f) as usize != o
+                        if fr.state(head) != (FrameState::Buddy { order: o, mt })
+                            || fr.page_flags(head) != 0
                         {
-                            return Err(format!("zone {z}: block {head} on order-{o} list is not a free head of that order"));
+                            return Err(format!("zone {z}: block {head} on order-{o} type-{mt} list is not a free head of that order and type, or has flags"));
                         }
                         if head % (1 << o) != 0 || head < fa.start || head + (1 << o) > fa.end {
                             return Err(format!(
@@ -53,6 +91,15 @@ impl Checker {
                                 return Err(format!("frame {p} is in two places (free list)"));
                             }
                             self.seen[p as usize] = 1;
+                            if p != head
+                                && (fr.state(p) != FrameState::NoOwner
+                                    || fr.page_flags(p) != 0
+                                    || (fr.prev(p), fr.next(p)) != (NIL, NIL))
+                            {
+                                return Err(format!(
+                                    "free frame {p} inside block {head} has a state, flags or links"
+                                ));
+                            }
                         }
                         free += 1 << o;
                     }
@@ -79,12 +126,12 @@ impl Checker {
             let mut n = 0u64;
             for pfn in list.iter_from_tail(fr) {
                 n += 1;
-                let f = fr.flags[pfn as usize];
+                let f = fr.flags(pfn);
                 if self.seen[pfn as usize] != 0 {
                     return Err(format!("frame {pfn} is in two places (LRU list {l})"));
                 }
                 self.seen[pfn as usize] = 2;
-                if f & pg::LRU == 0 || lru_of(f) != l {
+                if f & pg::LRU == 0 || f & !pg::PAGE_FLAGS != 0 || lru_of(f) != l {
                     return Err(format!("frame {pfn} on LRU list {l} has flags {f:#x}"));
                 }
                 let z = node.zone_of(pfn);
@@ -93,7 +140,7 @@ impl Checker {
                 if f & pg::SWAPCACHE != 0 {
                     swapcache += 1;
                 }
-                let vp = fr.owner[pfn as usize];
+                let vp = fr.owner(pfn);
                 if vp != NIL
                     && (!pte_present(node.pte[vp as usize])
                         || pte_pfn(node.pte[vp as usize]) != pfn)
@@ -121,10 +168,13 @@ impl Checker {
         // workloads); padding frames are nowhere.
         for (z, zone) in node.zones.iter().enumerate() {
             for p in zone.free_area.start..zone.free_area.end {
-                let f = fr.flags[p as usize];
+                let f = fr.flags(p);
                 if self.seen[p as usize] == 0 && f & pg::ALLOCATED != 0 {
-                    if f & (pg::LRU | pg::BUDDY) != 0 || fr.owner[p as usize] != NIL {
-                        return Err(format!("kernel frame {p} has flags {f:#x} or an owner"));
+                    if f != pg::ALLOCATED
+                        || fr.state(p) != FrameState::Allocated
+                        || (fr.prev(p), fr.next(p)) != (NIL, NIL)
+                    {
+                        return Err(format!("kernel frame {p} has flags {f:#x} or links"));
                     }
                     self.seen[p as usize] = 3;
                     used_per_zone[z] += 1;
@@ -147,26 +197,67 @@ impl Checker {
                 }
             }
         }
-        // Forward map: resident PTEs point at frames that point back; swap slots add up.
+        // Forward map: resident PTEs point at frames that point back; non-resident entries
+        // are canonical, only anonymous pages are swapped, only evicted pages have shadows
+        // (and no shadow is younger than the workingset clock); swap slots add up.
         let mut swapped = 0u64;
-        for (vp, &pte) in node.pte.iter().enumerate() {
-            if pte == PTE_NONE {
-                continue;
+        let age = node.lruvec.nonresident_age;
+        let mut covered = 0usize;
+        for r in &node.regions {
+            covered += r.pages as usize;
+            for vp in r.base..r.base + r.pages {
+                let pte = node.pte[vp as usize];
+                if !pte_present(pte) {
+                    if pte & PTE_NOSHADOW != 0 && pte & PTE_SHADOW_MASK != PTE_SHADOW_MASK {
+                        return Err(format!("vpage {vp}: entry {pte:#x} is not canonical"));
+                    }
+                    let shadow = pte_shadow(pte);
+                    if shadow != SHADOW_NONE
+                        && age <= SHADOW_AGE_MASK as u64
+                        && (shadow & SHADOW_AGE_MASK) as u64 >= age
+                    {
+                        return Err(format!(
+                            "vpage {vp}: shadow {shadow:#x} is younger than the clock {age}"
+                        ));
+                    }
+                    if pte_is_swap(pte) {
+                        if !r.anon || shadow == SHADOW_NONE {
+                            return Err(format!(
+                                "vpage {vp}: swap entry {pte:#x} of a file or without a shadow"
+                            ));
+                        }
+                        swapped += 1;
+                    } else {
+                        debug_assert!(pte_is_none(pte));
+                        if r.anon && shadow != SHADOW_NONE {
+                            return Err(format!("vpage {vp}: anonymous none entry with a shadow"));
+                        }
+                    }
+                    continue;
+                }
+                let pfn = pte_pfn(pte);
+                if pfn >= nframes {
+                    return Err(format!("vpage {vp} maps frame {pfn}, beyond RAM"));
+                }
+                if fr.owner(pfn) != vp {
+                    return Err(format!(
+                        "vpage {vp} maps frame {pfn} owned by {}",
+                        fr.owner(pfn)
+                    ));
+                }
+                if !r.anon && pte & !PTE_PFN_MASK != 0 {
+                    return Err(format!("vpage {vp}: file entry {pte:#x} with MMU bits"));
+                }
+                if pte & PTE_MAPPED != 0 && !fr.test(pfn, pg::SWAPBACKED) {
+                    return Err(format!("vpage {vp}: a mapped page that is not anonymous"));
+                }
             }
-            if pte == PTE_SWAP {
-                swapped += 1;
-                continue;
-            }
-            let pfn = pte_pfn(pte);
-            if fr.owner[pfn as usize] != vp as u32 {
-                return Err(format!(
-                    "vpage {vp} maps frame {pfn} owned by {}",
-                    fr.owner[pfn as usize]
-                ));
-            }
-            if pte & PTE_MAPPED != 0 && fr.flags[pfn as usize] & pg::SWAPBACKED == 0 {
-                return Err(format!("vpage {vp}: a mapped page that is not anonymous"));
-            }
+        }
+        if covered != node.pte.len() {
+            return Err(format!(
+                "regions cover {covered} vpages but the page table has {}",
+                node.pte.len()
+            ));
         }
         if swapped + swapcache != node.swap.used {
             return Err(format!(

@@ -6,7 +6,7 @@ use super::{ReclaimStat, ScanControl};
 use crate::machine::frames::{pg, NIL};
 use crate::machine::gfp;
 use crate::machine::lru::{is_file_lru, ANON, FILE};
-use crate::machine::memory::{PTE_NONE, PTE_SWAP};
+use crate::machine::memory::{pte_mk_none, pte_mk_swap};
 use crate::machine::signal::Signal;
 use crate::machine::tracepoint::{ShrinkInactive, Tracepoint};
 use crate::machine::vmstat::VmEvent;
@@ -202,7 +202,7 @@ impl Machine {
         let mut reclaimed = 0u64;
         for &pfn in list {
             sc.nr_scanned += 1;
-            let f = self.frames.flags[pfn as usize];
+            let f = self.frames.page_flags(pfn);
             let anon = f & pg::SWAPBACKED != 0;
             sc.cost_ns += if self.page_mapped(pfn) {
                 cost.scan_mapped_ns
@@ -212,14 +212,14 @@ impl Machine {
             let out = self.decide_folio(pfn, f, anon, sc, stat);
             match out {
                 Outcome::Free => {
-                    self.frames.flags[pfn as usize] = 0;
+                    self.frames.set_flags(pfn, 0);
                     self.free_frame(pfn);
                     sc.cost_ns += cost.free_page_ns;
                     reclaimed += 1;
                 }
                 Outcome::Keep => self.lru_add(pfn),
                 Outcome::Activate => {
-                    let f = self.frames.flags[pfn as usize];
+                    let f = self.frames.link_flags(pfn);
                     if f & pg::SWAPCACHE != 0 && f & pg::WRITEBACK == 0 && self.swap.is_half_full()
                     {
                         self.drop_swap_copy(pfn);
@@ -312,7 +312,7 @@ impl Machine {
             return Outcome::Keep;
         }
         // Clean and unmapped: __remove_mapping, leaving a shadow entry behind.
-        let vp = self.frames.owner[pfn as usize];
+        let vp = self.frames.owner(pfn);
         if anon {
             self.stat.nr_swapcached -= 1;
             if vp == NIL {
@@ -320,15 +320,13 @@ impl Machine {
                 self.swap.free();
             } else {
                 let shadow = self.workingset_eviction(pfn);
-                self.shadow[vp as usize] = shadow;
-                self.pte[vp as usize] = PTE_SWAP;
+                self.pte[vp as usize] = pte_mk_swap(shadow);
             }
         } else {
             self.stat.nr_file_pages -= 1;
             if vp != NIL {
                 let shadow = self.workingset_eviction(pfn);
-                self.shadow[vp as usize] = shadow;
-                self.pte[vp as usize] = PTE_NONE;
+                self.pte[vp as usize] = pte_mk_none(shadow);
             }
         }
         Outcome::Free
