@@ -290,7 +290,7 @@ impl<'a> Run<'a> {
 
         let sampler = Sampler::new(&machine, cpus as usize, scn.sim.sample_interval_ns);
         let invariants = (opts.invariants != InvariantMode::Off).then(|| Checker::new(&machine));
-        let mut world = World::new(vec![machine], &[cpus], false);
+        let mut world = World::new(vec![machine], &[cpus], scn.host.cpu_contention);
         let choices = &scn.policy.choices;
 
         // Registration order is the order of first scheduling: workload threads at their

@@ -7,7 +7,6 @@
 
 use std::any::Any;
 
-use crate::machine::cost::BALANCE_ITERATION_NS;
 use crate::machine::gfp::GFP_KERNEL;
 use crate::machine::tracepoint::Tracepoint;
 use crate::machine::vmscan::{ScanControl, DEF_PRIORITY, MAX_RECLAIM_RETRIES, SWAP_CLUSTER_MAX};
@@ -301,7 +300,7 @@ impl Kswapd {
             run.nr_boost_reclaim = 0;
             sc.priority = DEF_PRIORITY;
             self.state = State::Balancing(run);
-            return Next::At(node.now + BALANCE_ITERATION_NS);
+            return Next::At(node.now + node.cfg.cost.balance_iteration_ns);
         }
         if run.nr_boost_reclaim == 0 && balanced {
             return self.balance_out(node, run);
@@ -330,7 +329,7 @@ impl Kswapd {
             done = true;
         }
         let immediate = sc.nr.immediate > 0;
-        let elapsed = sc.cost_ns + BALANCE_ITERATION_NS;
+        let elapsed = sc.cost_ns + node.cfg.cost.balance_iteration_ns;
         self.cost_ns = elapsed;
         if done {
             if self.looping.restart_unbalanced_sweep() && sc.nr_reclaimed > run.sweep_start {
@@ -392,7 +391,7 @@ impl Kswapd {
                 hz,
             };
         }
-        Next::At(node.now + BALANCE_ITERATION_NS)
+        Next::At(node.now + node.cfg.cost.balance_iteration_ns)
     }
 }
 

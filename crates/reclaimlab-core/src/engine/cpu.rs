@@ -5,8 +5,12 @@
 //! accounted, but an actor due while its CPU is still busy runs at once, as if it had a CPU of
 //! its own (today's results, and the right model when CPUs outnumber busy threads). `shared`
 //! models contention: an actor due while its CPU is busy waits until the CPU is free, and the
-//! wait is counted as run-queue time. Actors are pinned to their home CPU (no load balancing):
-//! a deliberate simplification that keeps the schedule deterministic and easy to read.
+//! wait is counted as run-queue time. The first actor to wait holds the CPU's next turn, so two
+//! busy threads on one CPU take turns chunk by chunk (round robin) instead of the running one
+//! keeping it. Actors are pinned to their home CPU (no load balancing): a deliberate
+//! simplification that keeps the schedule deterministic and easy to read.
+
+use super::ActorId;
 
 /// One CPU's accounting.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -17,6 +21,8 @@ pub struct CpuTime {
     pub runq_wait_ns: u64,
     /// When the work charged so far ends.
     pub busy_until: u64,
+    /// The actor that has waited for this CPU and runs on it next.
+    pub next_turn: Option<ActorId>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -34,10 +40,17 @@ impl Cpus {
         }
     }
 
-    /// An actor on `cpu` is due at `now`: `None` if it may run, or the time its CPU frees up
-    /// (the wait is counted).
+    /// Actor `who` on `cpu` is due at `now`: `None` if it may run, or the time to try again
+    /// (the wait is counted). `still_waiting(a)` says whether actor `a`, which holds the next
+    /// turn, is still due by now (a turn held by an actor that went elsewhere lapses).
     #[inline]
-    pub fn admit(&mut self, cpu: u32, now: u64) -> Option<u64> {
+    pub fn admit(
+        &mut self,
+        cpu: u32,
+        now: u64,
+        who: ActorId,
+        still_waiting: impl Fn(ActorId) -> bool,
+    ) -> Option<u64> {
         if !self.shared {
             return None;
         }
@@ -45,9 +58,20 @@ impl Cpus {
         let c = &mut self.cpu[cpu as usize % n];
         if c.busy_until > now {
             c.runq_wait_ns += c.busy_until - now;
+            c.next_turn.get_or_insert(who);
             return Some(c.busy_until);
         }
-        None
+        match c.next_turn {
+            Some(a) if a != who && still_waiting(a) => Some(now),
+            Some(a) if a == who => {
+                c.next_turn = None;
+                None
+            }
+            _ => {
+                c.next_turn = None;
+                None
+            }
+        }
     }
 
     /// A step that began at `now` on `cpu` cost `ns` of CPU time.
@@ -75,9 +99,9 @@ mod tests {
     #[test]
     fn dedicated_accounts_without_delay() {
         let mut c = Cpus::new(2, false);
-        assert_eq!(c.admit(0, 10), None);
+        assert_eq!(c.admit(0, 10, 1, |_| true), None);
         c.charge(0, 10, 100);
-        assert_eq!(c.admit(0, 50), None, "dedicated never delays");
+        assert_eq!(c.admit(0, 50, 2, |_| true), None, "dedicated never delays");
         c.charge(0, 50, 100);
         assert_eq!(c.cpu[0].busy_ns, 200);
         assert_eq!(c.runq_wait_ns(), 0);
@@ -87,9 +111,15 @@ mod tests {
     fn shared_delays_until_the_cpu_is_free_and_counts_the_wait() {
         let mut c = Cpus::new(2, true);
         c.charge(1, 0, 100);
-        assert_eq!(c.admit(1, 40), Some(100));
+        assert_eq!(c.admit(1, 40, 7, |_| true), Some(100));
         assert_eq!(c.cpu[1].runq_wait_ns, 60);
-        assert_eq!(c.admit(0, 40), None, "another CPU is free");
-        assert_eq!(c.admit(1, 100), None);
+        assert_eq!(c.admit(0, 40, 8, |_| true), None, "another CPU is free");
+        // At 100 the runner (actor 3) is due again, but actor 7 waited: 7 goes first.
+        assert_eq!(c.admit(1, 100, 3, |_| true), Some(100));
+        assert_eq!(c.admit(1, 100, 7, |_| true), None);
+        c.charge(1, 100, 50);
+        assert_eq!(c.admit(1, 120, 3, |_| true), Some(150));
+        // A turn held by an actor that is no longer waiting lapses.
+        assert_eq!(c.admit(1, 150, 9, |_| false), None);
     }
 }

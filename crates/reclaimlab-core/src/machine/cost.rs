@@ -36,9 +36,7 @@ pub struct CostModel {
     pub compact_scan_ns: u64,
     /// Migrating one page: copy 4 KiB, update the rmap and the page table.
     pub migrate_page_ns: u64,
+    /// One `balance_pgdat` priority iteration besides the pages it scans (watermark checks,
+    /// lock round trips); it keeps an iteration that scans nothing from being free.
+    pub balance_iteration_ns: u64,
 }
-
-/// Fixed CPU cost of one `balance_pgdat` priority iteration besides the pages it scans
-/// (watermark checks, lock round trips). An estimate; it keeps an iteration that scans nothing
-/// from being free.
-pub const BALANCE_ITERATION_NS: u64 = 1_000;

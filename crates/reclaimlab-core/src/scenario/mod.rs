@@ -62,6 +62,8 @@ pub struct HostConfig {
     /// RAM given to the machine (ignored when `zoneinfo` is set).
     pub ram_bytes: u64,
     pub cpus: u32,
+    /// Actors pinned to a busy CPU wait for it (run-queue time); off: they never wait.
+    pub cpu_contention: bool,
     /// THP enabled (`always` or `madvise`): raises the default min_free_kbytes (core-mm §2.1).
     pub thp: bool,
     pub machine: MachineType,

@@ -238,7 +238,9 @@ impl World {
             }
             Slot::Actor(a) => {
                 let (home, cpu) = (a.machine(), a.cpu());
-                if let Some(free) = self.cpus[home].admit(cpu, now) {
+                let q = &self.queue;
+                let waiting = |a: ActorId| q.due(a).is_some_and(|t| t <= now);
+                if let Some(free) = self.cpus[home].admit(cpu, now, id, waiting) {
                     self.queue.schedule(id, free);
                     return true;
                 }

@@ -93,6 +93,12 @@ section! {
         )
         .unit("pages")
         .check(power_of_two);
+        cpu_contention: false => Key::new(
+            "cpu_contention",
+            Ty::Bool,
+            "actors wait for a busy CPU (false: every actor runs when due, as on a machine with \
+             a CPU per busy thread; busy time is accounted either way)",
+        );
     }
     children: [],
     rules: [],
@@ -268,6 +274,7 @@ section! {
         slowpath_ns: 1_000 => Key::new("slowpath", LATENCY, "fixed cost of one allocation slow-path entry");
         compact_scan_ns: 20 => Key::new("compact_scan", LATENCY, "compaction scanners: per page frame looked at");
         migrate_page_ns: 2_000 => Key::new("migrate_page", LATENCY, "migrating one page (copy, rmap and page-table update)");
+        balance_iteration_ns: 1_000 => Key::new("balance_iteration", LATENCY, "one balance_pgdat priority iteration besides its scanning (watermark checks, locks)");
     }
     children: [],
     rules: [],

@@ -23,6 +23,7 @@ fn defaults_are_the_pinned_values() {
         HostConfig {
             ram_bytes: 4 * GIB,
             cpus: 2,
+            cpu_contention: false,
             thp: true,
             machine: MachineType::Q35,
             lowmem_bytes: None,
@@ -70,7 +71,7 @@ fn defaults_are_the_pinned_values() {
     );
     assert_eq!(
         costs(&s.cost),
-        [20, 1000, 1000, 5000, 300, 1000, 300, 1500, 2000, 100, 1000, 20, 2000]
+        [20, 1000, 1000, 5000, 300, 1000, 300, 1500, 2000, 100, 1000, 20, 2000, 1000]
     );
     assert_eq!(
         s.oom,
@@ -146,6 +147,7 @@ fn costs(c: &CostModel) -> Vec<u64> {
         slowpath_ns,
         compact_scan_ns,
         migrate_page_ns,
+        balance_iteration_ns,
     } = c.clone();
     vec![
         anon_touch_ns,
@@ -161,5 +163,6 @@ fn costs(c: &CostModel) -> Vec<u64> {
         slowpath_ns,
         compact_scan_ns,
         migrate_page_ns,
+        balance_iteration_ns,
     ]
 }

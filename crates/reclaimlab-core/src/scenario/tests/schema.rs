@@ -51,6 +51,7 @@ fn host_fields(s: &HostConfig) -> Vec<(&'static str, String)> {
         HostConfig {
             ram_bytes,
             cpus,
+            cpu_contention,
             thp,
             machine,
             lowmem_bytes,
@@ -121,6 +122,7 @@ fn cost_fields(s: &CostModel) -> Vec<(&'static str, String)> {
             slowpath_ns,
             compact_scan_ns,
             migrate_page_ns,
+            balance_iteration_ns,
         }
     )
 }
