@@ -89,7 +89,7 @@ impl Machine {
         flags: u32,
     ) -> CompactResult {
         let zone = &self.zones[z];
-        if self.policy.wmark_check.ok(zone, order, mark, hz, flags) {
+        if self.zone_watermark_ok(z, order, mark, hz, flags) {
             return CompactResult::Success;
         }
         let wm = if order > PAGE_ALLOC_COSTLY_ORDER {

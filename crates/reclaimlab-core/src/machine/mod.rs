@@ -189,6 +189,11 @@ pub struct Machine {
     pub compact: [CompactState; MAX_NR_ZONES],
     /// Set by kswapd before its nap (`wakeup_kcompactd`): (order, highest_zoneidx).
     pub kcompactd_wake: Option<(u32, usize)>,
+    /// `policy.wmark_check` when it is one of the machine's own tests (set when the machine is
+    /// built): the allocation hot path calls it directly.
+    wmark_builtin: Option<policy::BuiltinCheck>,
+    /// First frame of each managed zone (`u32::MAX` for an empty one), for `zone_of`.
+    zone_start: [u32; MAX_NR_ZONES],
     /// Facts raised for the world since it last looked.
     pub outbox: Outbox,
     /// Reclaim events, when the run records them.
@@ -285,6 +290,7 @@ impl Machine {
                 crate::engine::Rng::for_actor(p.seed, stream),
             )
         };
+        let wmark_builtin = p.policy.wmark_check.builtin();
         Ok(Machine {
             nid: 0,
             zones,
@@ -319,6 +325,14 @@ impl Machine {
             scratch: Vec::with_capacity(64),
             compact: [CompactState::default(); MAX_NR_ZONES],
             kcompactd_wake: None,
+            wmark_builtin,
+            zone_start: std::array::from_fn(|z| {
+                if managed[z] > 0 {
+                    base[z] as u32
+                } else {
+                    u32::MAX
+                }
+            }),
             outbox: Outbox::default(),
             tracepoints: Tracepoints::new(p.trace),
         })
@@ -326,12 +340,11 @@ impl Machine {
 
     #[inline]
     pub fn zone_of(&self, pfn: u32) -> usize {
-        // Zones are laid out in index order; only managed ones hold frames.
+        // Zones are laid out in index order; only managed ones hold frames. The starts sit in
+        // one small array (the zones themselves are large), and the loop has no branches.
         let mut z = 0;
         for i in 1..MAX_NR_ZONES {
-            if self.zones[i].is_managed() && pfn >= self.zones[i].free_area.start {
-                z = i;
-            }
+            z = if pfn >= self.zone_start[i] { i } else { z };
         }
         z
     }
@@ -374,7 +387,7 @@ impl Machine {
     }
 
     /// The zone watermark test under the machine's `watermark_check` policy.
-    #[inline]
+    #[inline(always)]
     pub fn zone_watermark_ok(
         &self,
         z: usize,
@@ -383,9 +396,11 @@ impl Machine {
         hz: usize,
         flags: u32,
     ) -> bool {
-        self.policy
-            .wmark_check
-            .ok(&self.zones[z], order, mark, hz, flags)
+        let zone = &self.zones[z];
+        match self.wmark_builtin {
+            Some(b) => b.ok(zone, order, mark, hz, flags),
+            None => self.policy.wmark_check.ok(zone, order, mark, hz, flags),
+        }
     }
 
     /// Record a reclaim event at `ts`, if the run records them.

@@ -39,7 +39,7 @@ impl Machine {
             }
             let mark = zone.wmark_pages(flags & ALLOC_WMARK_MASK);
             if flags & ALLOC_NO_WATERMARKS == 0
-                && !self.policy.wmark_check.ok(zone, order, mark, hz, flags)
+                && !self.zone_watermark_ok(z, order, mark, hz, flags)
             {
                 continue;
             }

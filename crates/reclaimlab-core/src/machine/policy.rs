@@ -11,6 +11,55 @@ pub trait WatermarkCheck: std::fmt::Debug {
     /// Does `zone` have enough free memory above `mark` for a block of `order`, for an
     /// allocation whose highest usable zone is `hz`, with these `alloc_flags`?
     fn ok(&self, zone: &Zone, order: u32, mark: u64, hz: usize, flags: u32) -> bool;
+    /// A variant that is exactly one of the machine's own tests says which, so the allocator's
+    /// hot path can call it directly (inlined) instead of through the trait object.
+    fn builtin(&self) -> Option<BuiltinCheck> {
+        None
+    }
+}
+
+/// The watermark tests the memory model itself implements (`machine/watermark.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BuiltinCheck {
+    /// 6.1's `__zone_watermark_ok`.
+    FreeBlocks,
+    /// The 2.6.36 - 4.3 per-order test with the old reserve scaling.
+    PerOrder,
+}
+
+impl BuiltinCheck {
+    #[inline(always)]
+    pub fn ok(self, zone: &Zone, order: u32, mark: u64, hz: usize, flags: u32) -> bool {
+        use super::watermark::alloc_flags::{ALLOC_MIN_RESERVE, ALLOC_NON_BLOCK};
+        use super::watermark::{zone_watermark_ok, zone_watermark_ok_legacy};
+        match self {
+            BuiltinCheck::FreeBlocks => zone_watermark_ok(
+                zone.free_pages() as i64,
+                &zone.free_area.nr_free,
+                zone.nr_reserved_highatomic,
+                zone.lowmem_reserve[hz],
+                order,
+                mark,
+                flags,
+            ),
+            BuiltinCheck::PerOrder => {
+                let mut mark = mark;
+                if flags & ALLOC_MIN_RESERVE != 0 {
+                    mark -= mark / 2;
+                }
+                if flags & ALLOC_NON_BLOCK != 0 {
+                    mark -= mark / 4;
+                }
+                zone_watermark_ok_legacy(
+                    zone.free_pages() as i64,
+                    &zone.free_area.nr_free,
+                    zone.lowmem_reserve[hz],
+                    order,
+                    mark,
+                )
+            }
+        }
+    }
 }
 
 /// `[policy] watermarks`: how min_free_kbytes defaults and how the per-zone watermarks follow

@@ -1,10 +1,9 @@
 //! The 2.6.36 - 4.3 `zone_watermark_ok`: __GFP_HIGH callers get half the mark, atomic ones a
 //! further quarter, then the per-order walk in which the pages of smaller blocks stop counting
-//! and the mark halves at each order (core-mm §2.5 "Historical").
+//! and the mark halves at each order (core-mm §2.5 "Historical"). The arithmetic is the
+//! machine's own (`machine/watermark.rs`).
 
-use crate::machine::policy::WatermarkCheck;
-use crate::machine::watermark::alloc_flags::{ALLOC_MIN_RESERVE, ALLOC_NON_BLOCK};
-use crate::machine::watermark::zone_watermark_ok_legacy;
+use crate::machine::policy::{BuiltinCheck, WatermarkCheck};
 use crate::machine::zone::Zone;
 
 #[derive(Debug)]
@@ -13,19 +12,10 @@ pub struct PerOrder;
 impl WatermarkCheck for PerOrder {
     #[inline]
     fn ok(&self, zone: &Zone, order: u32, mark: u64, hz: usize, flags: u32) -> bool {
-        let mut mark = mark;
-        if flags & ALLOC_MIN_RESERVE != 0 {
-            mark -= mark / 2;
-        }
-        if flags & ALLOC_NON_BLOCK != 0 {
-            mark -= mark / 4;
-        }
-        zone_watermark_ok_legacy(
-            zone.free_pages() as i64,
-            &zone.free_area.nr_free,
-            zone.lowmem_reserve[hz],
-            order,
-            mark,
-        )
+        BuiltinCheck::PerOrder.ok(zone, order, mark, hz, flags)
+    }
+
+    fn builtin(&self) -> Option<BuiltinCheck> {
+        Some(BuiltinCheck::PerOrder)
     }
 }

@@ -1,9 +1,9 @@
 //! Linux 6.1 `__zone_watermark_ok`: free pages (less the high-order atomic reserve for callers
 //! without reserve rights) above the mark plus lowmem_reserve, then, for order > 0, one free
-//! block of at least that order on a list the caller may use.
+//! block of at least that order on a list the caller may use. The arithmetic is the machine's
+//! own (`machine/watermark.rs`), exact to the kernel's.
 
-use crate::machine::policy::WatermarkCheck;
-use crate::machine::watermark::zone_watermark_ok;
+use crate::machine::policy::{BuiltinCheck, WatermarkCheck};
 use crate::machine::zone::Zone;
 
 #[derive(Debug)]
@@ -12,14 +12,10 @@ pub struct FreeBlocks;
 impl WatermarkCheck for FreeBlocks {
     #[inline]
     fn ok(&self, zone: &Zone, order: u32, mark: u64, hz: usize, flags: u32) -> bool {
-        zone_watermark_ok(
-            zone.free_pages() as i64,
-            &zone.free_area.nr_free,
-            zone.nr_reserved_highatomic,
-            zone.lowmem_reserve[hz],
-            order,
-            mark,
-            flags,
-        )
+        BuiltinCheck::FreeBlocks.ok(zone, order, mark, hz, flags)
+    }
+
+    fn builtin(&self) -> Option<BuiltinCheck> {
+        Some(BuiltinCheck::FreeBlocks)
     }
 }
