@@ -134,6 +134,14 @@ pub fn switch(name: &str) -> Option<&'static dyn SwitchInfo> {
     switches().into_iter().find(|s| s.name() == name)
 }
 
+/// The preset of the switches whose historical variant came with the historical kswapd rules:
+/// the 2.6.3x rules bring that era's behaviour, 6.1's brings 6.1's.
+pub const ERA: Preset = Preset {
+    follows: "kswapd_balance",
+    rule: era_of,
+    doc: "\"v6.1\" with kswapd_balance = \"v6.1\", else \"v2.6.36\" (the rule's era)",
+};
+
 /// The kswapd_balance rule of the 2.6.3x kernels brings that era's other behaviours.
 pub(crate) fn era_of(kswapd_balance: &str) -> &'static str {
     if kswapd_balance == "v6.1" {

@@ -63,6 +63,15 @@ fn high_ok(z: &Zone, check: &dyn WatermarkCheck, order: u32) -> bool {
     check.ok(z, order, z.high_wmark_pages(), 0, 0)
 }
 
+/// The first half of the 2.6.38 and 3.0 rules: every zone must meet high at order 0, and at
+/// order 0 that is all. `Some(answer)` when it decides, `None` when the high-order half must.
+fn order0_decides(zones: &[Zone], check: &dyn WatermarkCheck, order: u32) -> Option<bool> {
+    if !all_zones_ok(zones, check, 0) {
+        return Some(false);
+    }
+    (order == 0).then_some(true)
+}
+
 fn all_zones_ok(zones: &[Zone], check: &dyn WatermarkCheck, order: u32) -> bool {
     zones
         .iter()

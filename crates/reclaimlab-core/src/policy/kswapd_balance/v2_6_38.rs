@@ -2,7 +2,7 @@
 //! 1/5): every zone must meet high at order 0, and for order > 0 one populated zone up to the
 //! classzone must meet it at the order.
 
-use super::{all_zones_ok, high_ok, populated};
+use super::{high_ok, order0_decides, populated};
 use crate::machine::policy::{PgdatBalanced, WatermarkCheck};
 use crate::machine::zone::Zone;
 use crate::machine::MAX_NR_ZONES;
@@ -18,11 +18,8 @@ impl PgdatBalanced for AnyZone {
         order: u32,
         classzone: usize,
     ) -> bool {
-        if !all_zones_ok(zones, check, 0) {
-            return false;
-        }
-        if order == 0 {
-            return true;
+        if let Some(answer) = order0_decides(zones, check, order) {
+            return answer;
         }
         zones[..=classzone.min(MAX_NR_ZONES - 1)]
             .iter()

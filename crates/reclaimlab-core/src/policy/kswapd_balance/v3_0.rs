@@ -2,7 +2,7 @@
 //! of the present pages up to the classzone, so a 16 MiB DMA zone can never balance a node on
 //! its own (the reviewer's corner case in seed 004); every zone must still meet order-0 high.
 
-use super::{all_zones_ok, high_ok, populated};
+use super::{high_ok, order0_decides, populated};
 use crate::machine::policy::{PgdatBalanced, WatermarkCheck};
 use crate::machine::zone::Zone;
 use crate::machine::MAX_NR_ZONES;
@@ -18,11 +18,8 @@ impl PgdatBalanced for QuarterOfNode {
         order: u32,
         classzone: usize,
     ) -> bool {
-        if !all_zones_ok(zones, check, 0) {
-            return false;
-        }
-        if order == 0 {
-            return true;
+        if let Some(answer) = order0_decides(zones, check, order) {
+            return answer;
         }
         let eligible = &zones[..=classzone.min(MAX_NR_ZONES - 1)];
         let present: u64 = eligible.iter().map(|z| z.span.present).sum();

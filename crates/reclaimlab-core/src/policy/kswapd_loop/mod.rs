@@ -4,7 +4,7 @@
 mod v2_6_36;
 mod v6_1;
 
-use super::{Preset, Switch, Variant};
+use super::{Switch, Variant};
 use crate::actors::kswapd::KswapdLoop;
 
 pub static SWITCH: Switch<dyn KswapdLoop> = Switch {
@@ -12,11 +12,7 @@ pub static SWITCH: Switch<dyn KswapdLoop> = Switch {
     spec: "core-mm §4.4",
     summary: "balance_pgdat's order handling and restart of an unbalanced sweep",
     default: "v6.1",
-    preset: Some(Preset {
-        follows: "kswapd_balance",
-        rule: super::era_of,
-        doc: "\"v6.1\" with kswapd_balance = \"v6.1\", else \"v2.6.36\" (the rule's era)",
-    }),
+    preset: Some(super::ERA),
     variants: &[
         Variant {
             name: "v2.6.36",

@@ -3,7 +3,7 @@
 mod v2_6_36;
 mod v6_1;
 
-use super::{Preset, Switch, Variant};
+use super::{Switch, Variant};
 use crate::machine::policy::WatermarkCheck;
 
 pub use v2_6_36::PerOrder;
@@ -14,11 +14,7 @@ pub static SWITCH: Switch<dyn WatermarkCheck> = Switch {
     spec: "core-mm §2.5",
     summary: "the zone watermark test of every allocation and of kswapd's balance check",
     default: "v6.1",
-    preset: Some(Preset {
-        follows: "kswapd_balance",
-        rule: super::era_of,
-        doc: "\"v6.1\" with kswapd_balance = \"v6.1\", else \"v2.6.36\" (the rule's era)",
-    }),
+    preset: Some(super::ERA),
     variants: &[
         Variant {
             name: "v2.6.36",

@@ -4,7 +4,7 @@
 mod v2_6_36;
 mod v6_1;
 
-use super::{Preset, Switch, Variant};
+use super::{Switch, Variant};
 use crate::machine::policy::WatermarkSetup;
 
 pub static SWITCH: Switch<dyn WatermarkSetup> = Switch {
@@ -12,11 +12,7 @@ pub static SWITCH: Switch<dyn WatermarkSetup> = Switch {
     spec: "core-mm §2.1, §2.2",
     summary: "default min_free_kbytes and the min/low/high watermarks of each zone",
     default: "v6.1",
-    preset: Some(Preset {
-        follows: "kswapd_balance",
-        rule: super::era_of,
-        doc: "\"v6.1\" with kswapd_balance = \"v6.1\", else \"v2.6.36\" (the rule's era)",
-    }),
+    preset: Some(super::ERA),
     variants: &[
         Variant {
             name: "v2.6.36",
