@@ -151,9 +151,8 @@ pub enum Access {
     Killed,
 }
 
-/// Cost-model figures and policy knobs the node needs at run time.
-
 impl Machine {
+    /// Create a task (process) and return its index.
     pub fn add_task(&mut self, name: &str, oom_score_adj: i32) -> usize {
         self.tasks.push(TaskMm {
             name: name.to_string(),
