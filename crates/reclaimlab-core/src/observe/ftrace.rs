@@ -8,8 +8,8 @@
 use std::fmt::Write;
 
 use crate::engine::ActorId;
-use crate::machine::gfp::{show_gfp_flags, Gfp};
-use crate::machine::tracepoint::{ShrinkInactive, Tracepoint};
+use crate::machine::gfp::show_gfp_flags;
+use crate::machine::tracepoint::Tracepoint;
 use crate::world::{MachineId, TraceSink};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -117,152 +117,122 @@ impl Tracer {
         self.entries += 1;
     }
 
-    pub fn kswapd_sleep(&mut self, who: &TaskId, ts: u64, nid: usize) {
-        self.start(who, ts, "mm_vmscan_kswapd_sleep");
-        let _ = writeln!(self.body, "nid={nid}");
-    }
-
-    pub fn kswapd_wake(&mut self, who: &TaskId, ts: u64, nid: usize, order: u32) {
-        self.start(who, ts, "mm_vmscan_kswapd_wake");
-        let _ = writeln!(self.body, "nid={nid} order={order}");
-    }
-
-    pub fn wakeup_kswapd(
-        &mut self,
-        who: &TaskId,
-        ts: u64,
-        nid: usize,
-        zid: usize,
-        order: u32,
-        gfp: Gfp,
-    ) {
-        self.start(who, ts, "mm_vmscan_wakeup_kswapd");
-        let g = show_gfp_flags(gfp);
-        let _ = match self.format {
-            TraceFormat::Kernel => writeln!(self.body, "nid={nid} order={order} gfp_flags={g}"),
-            TraceFormat::Postprocess => {
-                writeln!(self.body, "nid={nid} zid={zid} order={order} gfp_flags={g}")
-            }
+    /// Print one tracepoint as `who`: 6.1's `TP_printk` text, or the fields the post-processing
+    /// script's regexes want (core-mm §8.6).
+    pub fn emit(&mut self, who: &TaskId, ts: u64, tp: &Tracepoint) {
+        let post = self.format == TraceFormat::Postprocess;
+        let name = match tp {
+            Tracepoint::KswapdSleep { .. } => "mm_vmscan_kswapd_sleep",
+            Tracepoint::KswapdWake { .. } => "mm_vmscan_kswapd_wake",
+            Tracepoint::WakeupKswapd { .. } => "mm_vmscan_wakeup_kswapd",
+            Tracepoint::DirectReclaimBegin { .. } => "mm_vmscan_direct_reclaim_begin",
+            Tracepoint::DirectReclaimEnd { .. } => "mm_vmscan_direct_reclaim_end",
+            Tracepoint::LruIsolate { .. } => "mm_vmscan_lru_isolate",
+            Tracepoint::WriteFolio { .. } if post => "mm_vmscan_writepage",
+            Tracepoint::WriteFolio { .. } => "mm_vmscan_write_folio",
+            Tracepoint::LruShrinkInactive { .. } => "mm_vmscan_lru_shrink_inactive",
+            Tracepoint::LruShrinkActive { .. } => "mm_vmscan_lru_shrink_active",
         };
-    }
-
-    pub fn direct_reclaim_begin(
-        &mut self,
-        who: &TaskId,
-        ts: u64,
-        order: u32,
-        gfp: Gfp,
-        may_writepage: bool,
-    ) {
-        self.start(who, ts, "mm_vmscan_direct_reclaim_begin");
-        let g = show_gfp_flags(gfp);
-        let _ = match self.format {
-            TraceFormat::Kernel => writeln!(self.body, "order={order} gfp_flags={g}"),
-            TraceFormat::Postprocess => writeln!(
-                self.body,
-                "order={order} may_writepage={} gfp_flags={g}",
-                may_writepage as u32
+        self.start(who, ts, name);
+        let b = &mut self.body;
+        let _ = match *tp {
+            Tracepoint::KswapdSleep { nid } => writeln!(b, "nid={nid}"),
+            Tracepoint::KswapdWake { nid, order } => writeln!(b, "nid={nid} order={order}"),
+            Tracepoint::WakeupKswapd {
+                nid,
+                zid,
+                order,
+                gfp,
+            } => {
+                let g = show_gfp_flags(gfp);
+                if post {
+                    writeln!(b, "nid={nid} zid={zid} order={order} gfp_flags={g}")
+                } else {
+                    writeln!(b, "nid={nid} order={order} gfp_flags={g}")
+                }
+            }
+            Tracepoint::DirectReclaimBegin {
+                order,
+                gfp,
+                may_writepage,
+            } => {
+                let g = show_gfp_flags(gfp);
+                if post {
+                    let w = may_writepage as u32;
+                    writeln!(b, "order={order} may_writepage={w} gfp_flags={g}")
+                } else {
+                    writeln!(b, "order={order} gfp_flags={g}")
+                }
+            }
+            Tracepoint::DirectReclaimEnd { nr_reclaimed } => {
+                writeln!(b, "nr_reclaimed={nr_reclaimed}")
+            }
+            Tracepoint::LruIsolate {
+                classzone,
+                order,
+                nr_requested,
+                nr_scanned,
+                nr_skipped,
+                nr_taken,
+                lru,
+                may_unmap,
+            } => {
+                let name = LRU_NAMES[lru];
+                // 6.1 prints the isolate mode (0, or 2 for ISOLATE_UNMAPPED); the script reads
+                // 1 and 2 as "inactive" and "active" list scans.
+                let (mode, cz) = if post {
+                    (if lru == 1 || lru == 3 { 2 } else { 1 }, "classzone_idx")
+                } else {
+                    (if may_unmap { 0 } else { 2 }, "classzone")
+                };
+                writeln!(
+                    b,
+                    "isolate_mode={mode} {cz}={classzone} order={order} nr_requested={nr_requested} nr_scanned={nr_scanned} nr_skipped={nr_skipped} nr_taken={nr_taken} lru={name}"
+                )
+            }
+            Tracepoint::WriteFolio { pfn, file } => {
+                // `%p` prints a hashed pointer: a stable function of the pfn stands in for it.
+                let page = (pfn as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 16;
+                let flags = reclaim_flags(file);
+                if post {
+                    writeln!(b, "page={page:016x} pfn={pfn} flags={flags}")
+                } else {
+                    writeln!(b, "page={page:016x} pfn=0x{pfn:x} flags={flags}")
+                }
+            }
+            Tracepoint::LruShrinkInactive {
+                nid,
+                stat: ref s,
+                priority,
+                file,
+            } => writeln!(
+                b,
+                "nid={nid} nr_scanned={} nr_reclaimed={} nr_dirty={} nr_writeback={} nr_congested={} nr_immediate={} nr_activate_anon={} nr_activate_file={} nr_ref_keep={} nr_unmap_fail={} priority={priority} flags={}",
+                s.nr_scanned,
+                s.nr_reclaimed,
+                s.nr_dirty,
+                s.nr_writeback,
+                s.nr_congested,
+                s.nr_immediate,
+                s.nr_activate_anon,
+                s.nr_activate_file,
+                s.nr_ref_keep,
+                s.nr_unmap_fail,
+                reclaim_flags(file)
+            ),
+            Tracepoint::LruShrinkActive {
+                nid,
+                nr_taken,
+                nr_active,
+                nr_deactivated,
+                priority,
+                file,
+            } => writeln!(
+                b,
+                "nid={nid} nr_taken={nr_taken} nr_active={nr_active} nr_deactivated={nr_deactivated} nr_referenced=0 priority={priority} flags={}",
+                reclaim_flags(file)
             ),
         };
-    }
-
-    pub fn direct_reclaim_end(&mut self, who: &TaskId, ts: u64, nr_reclaimed: u64) {
-        self.start(who, ts, "mm_vmscan_direct_reclaim_end");
-        let _ = writeln!(self.body, "nr_reclaimed={nr_reclaimed}");
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    pub fn lru_isolate(
-        &mut self,
-        who: &TaskId,
-        ts: u64,
-        classzone: usize,
-        order: u32,
-        nr_requested: u64,
-        nr_scanned: u64,
-        nr_skipped: u64,
-        nr_taken: u64,
-        lru: usize,
-        may_unmap: bool,
-    ) {
-        self.start(who, ts, "mm_vmscan_lru_isolate");
-        let name = LRU_NAMES[lru];
-        let _ = match self.format {
-            TraceFormat::Kernel => writeln!(
-                self.body,
-                "isolate_mode={} classzone={classzone} order={order} nr_requested={nr_requested} nr_scanned={nr_scanned} nr_skipped={nr_skipped} nr_taken={nr_taken} lru={name}",
-                if may_unmap { 0 } else { 2 }
-            ),
-            TraceFormat::Postprocess => writeln!(
-                self.body,
-                "isolate_mode={} classzone_idx={classzone} order={order} nr_requested={nr_requested} nr_scanned={nr_scanned} nr_skipped={nr_skipped} nr_taken={nr_taken} lru={name}",
-                if lru == 1 || lru == 3 { 2 } else { 1 }
-            ),
-        };
-    }
-
-    pub fn write_folio(&mut self, who: &TaskId, ts: u64, pfn: u32, file: bool) {
-        // `%p` prints a hashed pointer: a stable function of the pfn stands in for it.
-        let page = (pfn as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 16;
-        let flags = reclaim_flags(file);
-        match self.format {
-            TraceFormat::Kernel => {
-                self.start(who, ts, "mm_vmscan_write_folio");
-                let _ = writeln!(self.body, "page={page:016x} pfn=0x{pfn:x} flags={flags}");
-            }
-            TraceFormat::Postprocess => {
-                self.start(who, ts, "mm_vmscan_writepage");
-                let _ = writeln!(self.body, "page={page:016x} pfn={pfn} flags={flags}");
-            }
-        }
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    pub fn lru_shrink_inactive(
-        &mut self,
-        who: &TaskId,
-        ts: u64,
-        nid: usize,
-        s: &ShrinkInactive,
-        priority: i32,
-        file: bool,
-    ) {
-        self.start(who, ts, "mm_vmscan_lru_shrink_inactive");
-        let _ = writeln!(
-            self.body,
-            "nid={nid} nr_scanned={} nr_reclaimed={} nr_dirty={} nr_writeback={} nr_congested={} nr_immediate={} nr_activate_anon={} nr_activate_file={} nr_ref_keep={} nr_unmap_fail={} priority={priority} flags={}",
-            s.nr_scanned,
-            s.nr_reclaimed,
-            s.nr_dirty,
-            s.nr_writeback,
-            s.nr_congested,
-            s.nr_immediate,
-            s.nr_activate_anon,
-            s.nr_activate_file,
-            s.nr_ref_keep,
-            s.nr_unmap_fail,
-            reclaim_flags(file)
-        );
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    pub fn lru_shrink_active(
-        &mut self,
-        who: &TaskId,
-        ts: u64,
-        nid: usize,
-        nr_taken: u64,
-        nr_active: u64,
-        nr_deactivated: u64,
-        priority: i32,
-        file: bool,
-    ) {
-        self.start(who, ts, "mm_vmscan_lru_shrink_active");
-        let _ = writeln!(
-            self.body,
-            "nid={nid} nr_taken={nr_taken} nr_active={nr_active} nr_deactivated={nr_deactivated} nr_referenced=0 priority={priority} flags={}",
-            reclaim_flags(file)
-        );
     }
 
     /// The whole `trace` file: the nop-tracer header, then the events.
@@ -299,9 +269,20 @@ mod tests {
     fn line_layout_matches_the_kernel() {
         let mut t = Tracer::new(TraceFormat::Kernel, 2);
         let k = TaskId::new("kswapd0", 46, 2);
-        t.kswapd_wake(&k, 870_431_263_000, 0, 0);
+        t.emit(
+            &k,
+            870_431_263_000,
+            &Tracepoint::KswapdWake { nid: 0, order: 0 },
+        );
         let w = TaskId::new("stress-ng-vm", 2417, 1);
-        t.wakeup_kswapd(&w, 870_430_998_000, 0, 3, 0, GFP_HIGHUSER_MOVABLE);
+        let gfp = GFP_HIGHUSER_MOVABLE;
+        let tp = Tracepoint::WakeupKswapd {
+            nid: 0,
+            zid: 3,
+            order: 0,
+            gfp,
+        };
+        t.emit(&w, 870_430_998_000, &tp);
         let out = t.finish();
         assert!(
             out.starts_with("# tracer: nop\n#\n# entries-in-buffer/entries-written: 2/2   #P:2\n")
@@ -319,83 +300,36 @@ mod tests {
         let mut t = Tracer::new(TraceFormat::Postprocess, 1);
         let w = TaskId::new("hog/anon", 1000, 0);
         assert_eq!(w.comm, "hog-anon");
-        t.direct_reclaim_begin(&w, 5, 0, GFP_HIGHUSER_MOVABLE, true);
-        t.lru_isolate(&w, 6, 3, 0, 32, 32, 0, 32, 2, true);
-        t.write_folio(&w, 7, 4660, false);
+        let begin = Tracepoint::DirectReclaimBegin {
+            order: 0,
+            gfp: GFP_HIGHUSER_MOVABLE,
+            may_writepage: true,
+        };
+        t.emit(&w, 5, &begin);
+        let isolate = Tracepoint::LruIsolate {
+            classzone: 3,
+            order: 0,
+            nr_requested: 32,
+            nr_scanned: 32,
+            nr_skipped: 0,
+            nr_taken: 32,
+            lru: 2,
+            may_unmap: true,
+        };
+        t.emit(&w, 6, &isolate);
+        t.emit(
+            &w,
+            7,
+            &Tracepoint::WriteFolio {
+                pfn: 4660,
+                file: false,
+            },
+        );
         let out = t.finish();
         assert!(out.contains("mm_vmscan_direct_reclaim_begin: order=0 may_writepage=1 gfp_flags=GFP_HIGHUSER_MOVABLE\n"));
         assert!(out.contains("isolate_mode=1 classzone_idx=3 order=0 nr_requested=32"));
         assert!(out.contains("mm_vmscan_writepage: page="));
         assert!(out.contains(" pfn=4660 flags=RECLAIM_WB_ANON|RECLAIM_WB_ASYNC\n"));
-    }
-}
-
-impl Tracer {
-    /// Print one tracepoint as `who`.
-    pub fn emit(&mut self, who: &TaskId, ts: u64, tp: &Tracepoint) {
-        match *tp {
-            Tracepoint::KswapdSleep { nid } => self.kswapd_sleep(who, ts, nid),
-            Tracepoint::KswapdWake { nid, order } => self.kswapd_wake(who, ts, nid, order),
-            Tracepoint::WakeupKswapd {
-                nid,
-                zid,
-                order,
-                gfp,
-            } => self.wakeup_kswapd(who, ts, nid, zid, order, gfp),
-            Tracepoint::DirectReclaimBegin {
-                order,
-                gfp,
-                may_writepage,
-            } => self.direct_reclaim_begin(who, ts, order, gfp, may_writepage),
-            Tracepoint::DirectReclaimEnd { nr_reclaimed } => {
-                self.direct_reclaim_end(who, ts, nr_reclaimed)
-            }
-            Tracepoint::LruIsolate {
-                classzone,
-                order,
-                nr_requested,
-                nr_scanned,
-                nr_skipped,
-                nr_taken,
-                lru,
-                may_unmap,
-            } => self.lru_isolate(
-                who,
-                ts,
-                classzone,
-                order,
-                nr_requested,
-                nr_scanned,
-                nr_skipped,
-                nr_taken,
-                lru,
-                may_unmap,
-            ),
-            Tracepoint::WriteFolio { pfn, file } => self.write_folio(who, ts, pfn, file),
-            Tracepoint::LruShrinkInactive {
-                nid,
-                ref stat,
-                priority,
-                file,
-            } => self.lru_shrink_inactive(who, ts, nid, stat, priority, file),
-            Tracepoint::LruShrinkActive {
-                nid,
-                nr_taken,
-                nr_active,
-                nr_deactivated,
-                priority,
-                file,
-            } => self.lru_shrink_active(
-                who,
-                ts,
-                nid,
-                nr_taken,
-                nr_active,
-                nr_deactivated,
-                priority,
-                file,
-            ),
-        }
     }
 }
 
