@@ -38,11 +38,11 @@ pub enum Failure {
 pub trait Actor {
     /// Unique name; also the name of its random stream.
     fn name(&self) -> &str;
-    /// The machine it runs on.
+    /// The machine it runs on (read once, when the actor is added to the world).
     fn machine(&self) -> MachineId {
         0
     }
-    /// Its CPU on that machine.
+    /// Its CPU on that machine (read once, when the actor is added).
     fn cpu(&self) -> u32 {
         0
     }

@@ -57,6 +57,8 @@ pub struct World {
     /// CPUs of each machine.
     pub cpus: Vec<Cpus>,
     slots: Vec<Slot>,
+    /// Per slot: its machine and CPU (fixed when the actor is added; observers: (0, 0)).
+    homes: Vec<(MachineId, u32)>,
     /// Per slot: finished for good.
     done: Vec<bool>,
     /// Per slot: the actor holds the run open (cached after each call into it).
@@ -102,6 +104,7 @@ impl World {
             cpus: (0..n).map(|m| Cpus::new(cpus[m], shared)).collect(),
             machines,
             slots: Vec::new(),
+            homes: Vec::new(),
             done: Vec::new(),
             open: Vec::new(),
             n_open: 0,
@@ -125,6 +128,7 @@ impl World {
             }
         }
         let open = actor.holds_run_open();
+        self.homes.push((m, actor.cpu()));
         self.n_open += open as usize;
         self.open.push(open);
         self.done.push(false);
@@ -135,6 +139,7 @@ impl World {
     /// Add an observer.
     pub fn add_observer(&mut self, observer: Box<dyn Observer>) -> ActorId {
         let id = self.queue.add_actor();
+        self.homes.push((0, 0));
         self.open.push(false);
         self.done.push(false);
         self.slots.push(Slot::Observer(Some(observer)));
@@ -237,7 +242,7 @@ impl World {
                 self.slots[i] = Slot::Observer(Some(obs));
             }
             Slot::Actor(a) => {
-                let (home, cpu) = (a.machine(), a.cpu());
+                let (home, cpu) = self.homes[i];
                 let q = &self.queue;
                 let waiting = |a: ActorId| q.due(a).is_some_and(|t| t <= now);
                 if let Some(free) = self.cpus[home].admit(cpu, now, id, waiting) {
