@@ -296,15 +296,15 @@ impl<'a> Run<'a> {
         // Registration order is the order of first scheduling: workload threads at their
         // start, the sampler at 0, the flusher at its first period (ties at one nanosecond run
         // in that order). The kernel threads start idle.
-        let starts: Vec<(u64, u32, String)> = threads
+        let starts: Vec<(u64, TaskId)> = threads
             .iter()
-            .map(|t| (t.start_ns, t.pid, t.name.clone()))
+            .map(|t| (t.start_ns, TaskId::new(&t.name, t.pid, t.cpu)))
             .collect();
         let thread_ids: Vec<ActorId> = threads
             .into_iter()
             .map(|t| world.add_actor(Box::new(t)))
             .collect();
-        for (&id, &(start, _, _)) in thread_ids.iter().zip(&starts) {
+        for (&id, &(start, _)) in thread_ids.iter().zip(&starts) {
             world.start(id, start);
         }
         let sampler_id = world.add_observer(Box::new(sampler));
@@ -328,9 +328,8 @@ impl<'a> Run<'a> {
             let kswapd0 = TaskId::new("kswapd0", KSWAPD_PID, 0);
             let mut sink = TaskTracer::new(Tracer::new(format, cpus), kswapd0.clone());
             sink.set_task(kswapd, kswapd0);
-            for (&id, (_, pid, name)) in thread_ids.iter().zip(&starts) {
-                let i = (pid - FIRST_TASK_PID) as usize;
-                sink.set_task(id, TaskId::new(name, *pid, (i as u32 + 1) % cpus));
+            for (&id, (_, who)) in thread_ids.iter().zip(&starts) {
+                sink.set_task(id, who.clone());
             }
             world.set_trace_sink(Box::new(sink));
         }

@@ -26,15 +26,32 @@ pub enum Signal {
 }
 
 impl Signal {
-    fn bit(self) -> u8 {
+    /// Number of kinds of signal.
+    pub const KINDS: usize = 7;
+
+    /// The kind's index, in declaration order (the order pending signals are taken in).
+    pub fn kind(self) -> usize {
         match self {
-            Signal::KswapdWake => 1 << 0,
-            Signal::KcompactdWake => 1 << 1,
-            Signal::SwapIo => 1 << 2,
-            Signal::DiskIo => 1 << 3,
-            Signal::OomKill(_) => 1 << 4,
-            Signal::Dirtied => 1 << 5,
-            Signal::Panic => 1 << 6,
+            Signal::KswapdWake => 0,
+            Signal::KcompactdWake => 1,
+            Signal::SwapIo => 2,
+            Signal::DiskIo => 3,
+            Signal::OomKill(_) => 4,
+            Signal::Dirtied => 5,
+            Signal::Panic => 6,
+        }
+    }
+
+    /// The signal of kind `k`; `victim` is the task of an OOM kill.
+    pub fn of_kind(k: usize, victim: usize) -> Signal {
+        match k {
+            0 => Signal::KswapdWake,
+            1 => Signal::KcompactdWake,
+            2 => Signal::SwapIo,
+            3 => Signal::DiskIo,
+            4 => Signal::OomKill(victim),
+            5 => Signal::Dirtied,
+            _ => Signal::Panic,
         }
     }
 }
@@ -50,7 +67,7 @@ pub struct Outbox {
 impl Outbox {
     #[inline]
     pub fn raise(&mut self, s: Signal) {
-        self.pending |= s.bit();
+        self.pending |= 1 << s.kind();
         if let Signal::OomKill(task) = s {
             self.oom_victim = task;
         }
@@ -69,15 +86,7 @@ impl Outbox {
         }
         let i = self.pending.trailing_zeros();
         self.pending &= !(1 << i);
-        Some(match i {
-            0 => Signal::KswapdWake,
-            1 => Signal::KcompactdWake,
-            2 => Signal::SwapIo,
-            3 => Signal::DiskIo,
-            4 => Signal::OomKill(self.oom_victim),
-            5 => Signal::Dirtied,
-            _ => Signal::Panic,
-        })
+        Some(Signal::of_kind(i as usize, self.oom_victim))
     }
 }
 

@@ -73,29 +73,6 @@ pub struct World {
     pub panic: Option<(MachineId, String)>,
 }
 
-/// Signal kinds, one representative each (an OOM kill's victim does not matter for routing).
-const SIGNAL_KINDS: [Signal; 7] = [
-    Signal::KswapdWake,
-    Signal::KcompactdWake,
-    Signal::SwapIo,
-    Signal::DiskIo,
-    Signal::OomKill(0),
-    Signal::Dirtied,
-    Signal::Panic,
-];
-
-fn kind_index(s: Signal) -> usize {
-    match s {
-        Signal::KswapdWake => 0,
-        Signal::KcompactdWake => 1,
-        Signal::SwapIo => 2,
-        Signal::DiskIo => 3,
-        Signal::OomKill(_) => 4,
-        Signal::Dirtied => 5,
-        Signal::Panic => 6,
-    }
-}
-
 impl World {
     /// A world of these machines, each with `cpus[m]` CPUs; `shared` CPU discipline or not.
     pub fn new(machines: Vec<Machine>, cpus: &[u32], shared: bool) -> World {
@@ -110,7 +87,11 @@ impl World {
             n_open: 0,
             queue: EventQueue::new(),
             subscribers: (0..n)
-                .map(|_| SIGNAL_KINDS.iter().map(|&s| (s, Vec::new())).collect())
+                .map(|_| {
+                    (0..Signal::KINDS)
+                        .map(|k| (Signal::of_kind(k, 0), Vec::new()))
+                        .collect()
+                })
                 .collect(),
             trace: None,
             failure: None,
@@ -305,7 +286,7 @@ impl World {
                 let why = self.machines[m].oom_panic.clone().unwrap_or_default();
                 self.panic.get_or_insert((m, why));
             }
-            let k = kind_index(sig);
+            let k = sig.kind();
             for j in 0..self.subscribers[m][k].1.len() {
                 let id = self.subscribers[m][k].1[j];
                 let i = id as usize;
