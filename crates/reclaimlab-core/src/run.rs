@@ -124,11 +124,12 @@ pub fn host_machine(scn: &Scenario, seed: u64, trace: bool) -> Result<Machine, S
 /// parameter before building it).
 pub fn host_params(scn: &Scenario, seed: u64, trace: bool) -> Result<MachineParams, SimError> {
     let choices = &scn.policy.choices;
-    let device = |read, write, bw, jitter| DeviceParams {
+    let device = |read, write, bw, jitter, nr_requests| DeviceParams {
         read_latency_ns: read,
         write_latency_ns: write,
         bandwidth_bytes_per_sec: bw,
         latency_jitter: jitter,
+        nr_requests,
     };
     let (s, d) = (&scn.swap, &scn.disk);
     Ok(MachineParams {
@@ -145,15 +146,18 @@ pub fn host_params(scn: &Scenario, seed: u64, trace: bool) -> Result<MachinePara
             s.write_latency_ns,
             s.bandwidth_bytes_per_sec,
             s.latency_jitter,
+            s.nr_requests,
         ),
         disk: device(
             d.read_latency_ns,
             d.write_latency_ns,
             d.bandwidth_bytes_per_sec,
             d.latency_jitter,
+            d.nr_requests,
         ),
         config: MachineConfig {
             swappiness: scn.sysctl.swappiness,
+            page_cluster: scn.sysctl.page_cluster,
             cost: scn.cost.clone(),
             readahead_pages: d.readahead_pages.max(1),
             dirty_ratio: scn.writeback.dirty_ratio,

@@ -15,10 +15,10 @@ cpu_contention = {contention}
 size = "256MiB"
 [[workload]]
 name = "a"
-anon = {{ size = "160MiB", passes = 2, think = "200ns" }}
+anon = {{ size = "64MiB", passes = 8, think = "200ns" }}
 [[workload]]
 name = "b"
-anon = {{ size = "160MiB", passes = 2, think = "200ns" }}
+anon = {{ size = "64MiB", passes = 8, think = "200ns" }}
 "#
     );
     let scn = parse_str(&text, "cpu.toml").unwrap();

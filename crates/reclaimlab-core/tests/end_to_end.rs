@@ -204,11 +204,17 @@ fn examples_are_deterministic_and_seed_sensitive() {
             assert_eq!(a.vmstat, c.vmstat);
             continue;
         }
-        // Device latencies come from seeded streams, so the simulated outcome differs.
+        // Device latencies come from seeded streams, so the simulated timeline differs.
         assert!(
-            a.timeseries != c.timeseries && a.vmstat != c.vmstat,
+            a.timeseries != c.timeseries,
             "{name}: a different seed changed nothing"
         );
+        if name != "file-streaming" {
+            assert!(a.vmstat != c.vmstat, "{name}: a different seed changed no counter");
+        }
+        // A lone streaming reader is the exception: kswapd keeps up with it, so every page is
+        // read once and reclaimed once by kswapd, whatever the disk latencies; only the
+        // timing moves.
     }
 }
 

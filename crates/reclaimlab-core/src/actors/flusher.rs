@@ -34,8 +34,12 @@ impl Actor for Flusher {
             now.saturating_sub(DIRTY_EXPIRE_NS)
         };
         let n = m.writeback_dirty(FLUSHER_BATCH, older_than);
+        let tag = m.disk.get_tag(now);
         if n > 0 {
             Wake::At(m.disk.busy_until.max(now + 1))
+        } else if tag > now {
+            // Every request slot is busy: go on when one is free.
+            Wake::At(tag)
         } else if m.stat.nr_dirty > 0 {
             Wake::At(now + FLUSHER_PERIOD_NS)
         } else {

@@ -9,7 +9,9 @@ use std::any::Any;
 
 use crate::machine::gfp::GFP_KERNEL;
 use crate::machine::tracepoint::Tracepoint;
-use crate::machine::vmscan::{ScanControl, DEF_PRIORITY, MAX_RECLAIM_RETRIES, SWAP_CLUSTER_MAX};
+use crate::machine::vmscan::{
+    ScanControl, ThrottleReason, DEF_PRIORITY, MAX_RECLAIM_RETRIES, SWAP_CLUSTER_MAX,
+};
 use crate::machine::vmstat::VmEvent;
 use crate::machine::{Machine, Signal, MAX_NR_ZONES};
 use crate::world::{Actor, StepCx, Wake};
@@ -20,8 +22,6 @@ pub const KSWAPD_PID: u32 = 70;
 
 /// kswapd's nap before a full sleep: HZ/10.
 pub const KSWAPD_NAP_NS: u64 = 100 * NS_PER_MS;
-/// Upper bound of `reclaim_throttle(WRITEBACK)`: HZ/10.
-pub const WRITEBACK_THROTTLE_NS: u64 = 100 * NS_PER_MS;
 
 /// `[policy] kswapd_loop` (variants in `crate::policy::kswapd_loop`).
 pub trait KswapdLoop: std::fmt::Debug {
@@ -291,6 +291,7 @@ impl Kswapd {
         let sc = &mut run.sc;
         // Cost is per step: events and I/O are stamped at `node.now + sc.cost_ns`.
         sc.cost_ns = 0;
+        sc.sleep_ns = 0;
         let reclaimed_before = sc.nr_reclaimed;
         let mut raise_priority = true;
         sc.reclaim_idx = hz;
@@ -330,7 +331,8 @@ impl Kswapd {
         }
         let immediate = sc.nr.immediate > 0;
         let elapsed = sc.cost_ns + node.cfg.cost.balance_iteration_ns;
-        self.cost_ns = elapsed;
+        // Waiting for a request slot passes on kswapd's clock but is not CPU time.
+        self.cost_ns = elapsed - sc.sleep_ns;
         if done {
             if self.looping.restart_unbalanced_sweep() && sc.nr_reclaimed > run.sweep_start {
                 // 2.6.3x `loop_again`: still unbalanced after a whole sweep, so start over at
@@ -354,13 +356,9 @@ impl Kswapd {
         }
         let mut next = node.now + elapsed;
         if immediate {
-            // reclaim_throttle(WRITEBACK): wait for writeback to make progress, at most HZ/10.
-            let io = [node.swapdev.next_completion(), node.disk.next_completion()]
-                .into_iter()
-                .flatten()
-                .min()
-                .unwrap_or(u64::MAX);
-            next = next.max(io.min(next + WRITEBACK_THROTTLE_NS));
+            // shrink_node's reclaim_throttle(WRITEBACK): pages cycle through the LRU faster
+            // than they are written; sleep until writeback has made progress.
+            next = node.reclaim_throttle(ThrottleReason::Writeback, next);
         }
         self.state = State::Balancing(run);
         Next::At(next)

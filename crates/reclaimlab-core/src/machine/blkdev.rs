@@ -4,6 +4,14 @@
 //! reads and writes, plus a per-request latency for each direction drawn around its base value
 //! (`latency_jitter`) from the device's own random stream. Requests complete in submission
 //! order (a later request never completes before an earlier one).
+//!
+//! The queue is bounded, as the block layer's is: a device has `nr_requests` request slots
+//! (tags), and a writer that finds them all in use sleeps until one is released
+//! (`blk_mq_get_tag`). That is what throttles swap-out to the device's speed. Reclaim submits
+//! its writes a batch of at most `SWAP_CLUSTER_MAX` pages at a time under one plug, and the
+//! swap slots of a batch are contiguous, so a batch merges into one request: the model counts
+//! [`PAGES_PER_REQUEST`] pages per request and bounds the pages in flight by
+//! `nr_requests * PAGES_PER_REQUEST` (an abstraction: request merging itself is not modelled).
 
 use std::collections::VecDeque;
 
@@ -11,6 +19,8 @@ use super::PAGE_SIZE;
 use crate::engine::Rng;
 
 const NS_PER_SEC: u64 = 1_000_000_000;
+/// Pages one request carries in the model (a reclaim batch, `SWAP_CLUSTER_MAX`, merged).
+pub const PAGES_PER_REQUEST: u64 = 32;
 
 /// What a device is: its latencies, bandwidth and latency spread.
 #[derive(Debug, Clone, PartialEq)]
@@ -21,6 +31,8 @@ pub struct DeviceParams {
     pub bandwidth_bytes_per_sec: u64,
     /// Each request's latency is `latency * (1 + jitter * u)`, u uniform in [-1, 1).
     pub latency_jitter: f64,
+    /// Request slots (`/sys/block/*/queue/nr_requests`).
+    pub nr_requests: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -29,6 +41,8 @@ pub struct BlockDevice {
     pub write_latency_ns: u64,
     pub ns_per_page: u64,
     jitter: f64,
+    /// Pages that may be in flight before a writer must wait for a request slot.
+    max_inflight: usize,
     rng: Rng,
     /// When the device finishes transferring what is queued.
     pub busy_until: u64,
@@ -39,20 +53,15 @@ pub struct BlockDevice {
 }
 
 impl BlockDevice {
-    pub fn new(
-        read_latency_ns: u64,
-        write_latency_ns: u64,
-        bandwidth_bytes_per_sec: u64,
-        jitter: f64,
-        rng: Rng,
-    ) -> Self {
+    pub fn new(p: &DeviceParams, rng: Rng) -> Self {
         let ns_per_page = (PAGE_SIZE as u128 * NS_PER_SEC as u128)
-            .div_ceil(bandwidth_bytes_per_sec.max(1) as u128) as u64;
+            .div_ceil(p.bandwidth_bytes_per_sec.max(1) as u128) as u64;
         BlockDevice {
-            read_latency_ns,
-            write_latency_ns,
+            read_latency_ns: p.read_latency_ns,
+            write_latency_ns: p.write_latency_ns,
             ns_per_page,
-            jitter,
+            jitter: p.latency_jitter,
+            max_inflight: (p.nr_requests.max(1) * PAGES_PER_REQUEST) as usize,
             rng,
             busy_until: 0,
             last_done: 0,
@@ -92,6 +101,27 @@ impl BlockDevice {
         self.submit(now, pages, self.read_latency_ns)
     }
 
+    /// When a writer arriving at `t` gets a request slot: at `t` if fewer than the limit of
+    /// pages are in flight then, else when enough earlier writes have completed.
+    #[inline]
+    pub fn get_tag(&self, t: u64) -> u64 {
+        let n = self.completions.len();
+        if n < self.max_inflight {
+            return t;
+        }
+        // Completions are in time order: once the (n - max + 1)-th oldest is done, the new
+        // write fits.
+        self.completions[n - self.max_inflight].0.max(t)
+    }
+
+    /// Time by which `n` more of the pending writes will have completed (`None`: fewer are
+    /// pending).
+    pub fn nth_completion(&self, n: usize) -> Option<u64> {
+        n.checked_sub(1)
+            .and_then(|i| self.completions.get(i))
+            .map(|c| c.0)
+    }
+
     pub fn next_completion(&self) -> Option<u64> {
         self.completions.front().map(|c| c.0)
     }
@@ -102,10 +132,21 @@ mod tests {
     use super::*;
     const GIB: u64 = 1 << 30;
 
+    fn dev(jitter: f64, nr_requests: u64) -> BlockDevice {
+        let p = DeviceParams {
+            read_latency_ns: 80_000,
+            write_latency_ns: 40_000,
+            bandwidth_bytes_per_sec: GIB,
+            latency_jitter: jitter,
+            nr_requests,
+        };
+        BlockDevice::new(&p, Rng::for_actor(1, "dev"))
+    }
+
     #[test]
     fn fifo_queue_shares_bandwidth() {
         // 1 GiB/s: 4096 bytes take 3815 ns (rounded up).
-        let mut d = BlockDevice::new(80_000, 40_000, GIB, 0.0, Rng::for_actor(1, "dev"));
+        let mut d = dev(0.0, 256);
         assert_eq!(d.ns_per_page, 3815);
         let t1 = d.submit_write(1000, 7);
         assert_eq!(t1, 1000 + 3815 + 40_000);
@@ -116,7 +157,7 @@ mod tests {
 
     #[test]
     fn jittered_latency_stays_in_band_and_in_order() {
-        let mut d = BlockDevice::new(80_000, 40_000, GIB, 0.5, Rng::for_actor(1, "dev"));
+        let mut d = dev(0.5, 256);
         let mut last = 0;
         for i in 0..1000u64 {
             let now = i * 1_000_000;
@@ -126,5 +167,21 @@ mod tests {
             assert!((20_000..60_000).contains(&lat), "latency {lat}");
             last = t;
         }
+    }
+
+    #[test]
+    fn a_writer_waits_for_a_request_slot() {
+        // One request slot: 32 pages may be in flight; the 33rd write waits for the first.
+        let mut d = dev(0.0, 1);
+        let mut done = Vec::new();
+        for i in 0..32u32 {
+            assert_eq!(d.get_tag(0), 0, "write {i} fits");
+            done.push(d.submit_write(0, i));
+        }
+        assert_eq!(d.get_tag(0), done[0]);
+        assert_eq!(d.get_tag(done[0] + 5), done[0] + 5);
+        assert_eq!(d.nth_completion(3), Some(done[2]));
+        assert_eq!(d.nth_completion(33), None);
+        assert_eq!(d.nth_completion(0), None);
     }
 }

@@ -5,6 +5,11 @@ use super::memory::*;
 use super::vmstat::VmEvent;
 use super::*;
 
+/// `readahead_gfp_mask(mapping)` for a regular file: its mapping's mask plus
+/// `__GFP_NORETRY | __GFP_NOWARN`.
+pub const READAHEAD_GFP: super::gfp::Gfp =
+    super::gfp::GFP_HIGHUSER_MOVABLE | super::gfp::__GFP_NORETRY | super::gfp::__GFP_NOWARN;
+
 impl Machine {
     // ---------------------------------------------------------------- page cache
 
@@ -45,10 +50,12 @@ impl Machine {
         let mut n = 1u64;
         let mut v = vp + 1;
         while n < self.cfg.readahead_pages && v < region_end && pte_is_none(self.pte[v as usize]) {
-            // Readahead allocations must not block or OOM (__GFP_NORETRY): fast path only.
-            match self.try_alloc_nowait(super::gfp::GFP_HIGHUSER_MOVABLE) {
-                Some(p) => self.page_cache_insert(v, p),
-                None => break,
+            // readahead_gfp_mask: __GFP_NORETRY, so a readahead page may enter direct reclaim
+            // once but never retries or calls the OOM killer; readahead stops at the first
+            // page it cannot get (the task does not sleep for it).
+            match self.alloc_pages(READAHEAD_GFP, 0, t) {
+                Ok(p) => self.page_cache_insert(v, p),
+                Err(_) => break,
             }
             n += 1;
             v += 1;

@@ -107,6 +107,8 @@ pub struct Region {
     pub anon: bool,
     /// Owning task (process) index; files are owned by the task that uses them.
     pub task: usize,
+    /// Swap readahead state of an anonymous region (`vma->swap_readahead_info`).
+    pub swap_ra: super::swap_state::SwapRaInfo,
 }
 
 /// The memory-management view of one process (`mm_struct` counters used by the OOM killer).
@@ -134,6 +136,9 @@ pub struct TaskCtx {
     pub cost_ns: u64,
     /// Time spent in direct reclaim during this chunk.
     pub stall_ns: u64,
+    /// The part of `cost_ns` spent asleep in the kernel (reclaim throttling, waiting for a
+    /// request slot): time on the clock, not CPU time.
+    pub sleep_ns: u64,
     /// `no_progress_loops` of the allocation that is being retried.
     pub no_progress_loops: u32,
 }
@@ -178,6 +183,7 @@ impl Machine {
             pages: pages as u32,
             anon,
             task,
+            swap_ra: Default::default(),
         });
         let r = self.regions.len() - 1;
         if anon {
@@ -189,12 +195,19 @@ impl Machine {
     /// The task whose anonymous region holds `vpage` (None for file pages).
     #[inline]
     pub fn anon_owner(&self, vpage: u32) -> Option<usize> {
-        // Few regions: a linear scan from the end is cheaper than a search structure.
-        self.regions
-            .iter()
-            .find(|r| vpage >= r.base && vpage < r.base + r.pages)
+        self.region_of(vpage)
+            .map(|r| &self.regions[r])
             .filter(|r| r.anon)
             .map(|r| r.task)
+    }
+
+    /// The region holding `vpage`.
+    #[inline]
+    pub fn region_of(&self, vpage: u32) -> Option<usize> {
+        // Few regions: a linear scan is cheaper than a search structure.
+        self.regions
+            .iter()
+            .position(|r| vpage >= r.base && vpage < r.base + r.pages)
     }
 }
 
@@ -241,6 +254,7 @@ impl Machine {
     /// The page is in the swap cache but unmapped: a minor fault maps it again.
     fn swapcache_fault(&mut self, vp: u32, pfn: u32, write: bool, t: &mut TaskCtx) -> Access {
         self.vm.add(VmEvent::Pgfault, 1);
+        self.swap_cache_hit(vp, pfn);
         t.cost_ns += self.cfg.cost.swapcache_fault_ns;
         self.pte[vp as usize] = pfn | PTE_MAPPED | PTE_YOUNG;
         self.stat.nr_anon_pages += 1;
@@ -267,7 +281,8 @@ impl Machine {
         }
     }
 
-    /// The page is only on the swap device: read it back (major fault).
+    /// The page is only on the swap device: read it back, with its readahead window (major
+    /// fault). The window's pages are read in one request; the task waits for all of it.
     fn swapin_fault(&mut self, vp: u32, write: bool, t: &mut TaskCtx) -> Access {
         let pfn = match self.alloc_pages(super::gfp::GFP_HIGHUSER_MOVABLE, 0, t) {
             Ok(p) => p,
@@ -275,10 +290,18 @@ impl Machine {
         };
         self.vm.add(VmEvent::Pgfault, 1);
         self.vm.add(VmEvent::Pgmajfault, 1);
-        self.vm.add(VmEvent::Pswpin, 1);
-        self.vm.add(VmEvent::Pgpgin, 4);
         t.cost_ns += self.cfg.cost.major_fault_ns;
-        let done = self.swapdev.submit_read(self.now + t.cost_ns, 1);
+        let ahead = match self.region_of(vp) {
+            Some(r) => self.swap_vma_readahead(vp, r),
+            None => 0,
+        };
+        // Adding each readahead page to the swap cache and the LRU costs what a page-cache
+        // insertion does.
+        t.cost_ns += ahead * self.cfg.cost.file_miss_ns;
+        let pages = 1 + ahead;
+        self.vm.add(VmEvent::Pswpin, pages);
+        self.vm.add(VmEvent::Pgpgin, 4 * pages);
+        let done = self.swapdev.submit_read(self.now + t.cost_ns, pages);
         self.frames
             .set_page(pfn, pg::SWAPBACKED | pg::SWAPCACHE, vp);
         let shadow = pte_shadow(self.pte[vp as usize]);

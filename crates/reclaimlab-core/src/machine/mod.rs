@@ -26,6 +26,7 @@ pub mod policy;
 pub mod rmap;
 pub mod signal;
 pub mod swap;
+pub mod swap_state;
 pub mod swapfile;
 pub mod tracepoint;
 pub mod vmscan;
@@ -115,6 +116,8 @@ pub struct KswapdNode {
 #[derive(Debug, Clone)]
 pub struct MachineConfig {
     pub swappiness: u64,
+    /// `vm.page-cluster` (swap readahead window order).
+    pub page_cluster: u64,
     pub cost: CostModel,
     pub readahead_pages: u64,
     pub dirty_ratio: u64,
@@ -282,13 +285,7 @@ impl Machine {
         });
 
         let device = |d: &DeviceParams, stream: &str| {
-            BlockDevice::new(
-                d.read_latency_ns,
-                d.write_latency_ns,
-                d.bandwidth_bytes_per_sec,
-                d.latency_jitter,
-                crate::engine::Rng::for_actor(p.seed, stream),
-            )
+            BlockDevice::new(d, crate::engine::Rng::for_actor(p.seed, stream))
         };
         let wmark_builtin = p.policy.wmark_check.builtin();
         Ok(Machine {

@@ -50,11 +50,14 @@ impl Machine {
         self.stat.nr_written += 1;
         if f & pg::RECLAIM != 0 {
             self.frames.clear(pfn, pg::RECLAIM);
-            // folio_rotate_reclaimable: only an inactive page on the LRU moves.
-            if f & pg::LRU != 0 && f & pg::ACTIVE == 0 {
+            // folio_rotate_reclaimable: a clean page on the LRU moves to the inactive tail,
+            // losing PG_active. Reclaim activated it when it found it under writeback (to keep
+            // it out of the way while the write ran); now it is the first to go.
+            if f & pg::LRU != 0 && f & pg::DIRTY == 0 {
                 let z = self.zone_of(pfn);
-                let l = lru::lru_of(f);
-                self.lruvec.del(&mut self.frames, pfn, l, z);
+                self.lruvec.del(&mut self.frames, pfn, lru::lru_of(f), z);
+                self.frames.clear(pfn, pg::ACTIVE);
+                let l = lru::lru_of(f & !pg::ACTIVE);
                 self.lruvec.add_tail(&mut self.frames, pfn, l, z);
                 self.vm.add(VmEvent::Pgrotated, 1);
             }
@@ -81,10 +84,11 @@ impl Machine {
     }
 
     /// The flusher: start writeback of up to `max` dirty file pages, oldest first, that were
-    /// dirtied before `older_than`. Returns the number of pages submitted.
+    /// dirtied before `older_than`, while the disk has free request slots. Returns the number
+    /// of pages submitted.
     pub fn writeback_dirty(&mut self, max: u64, older_than: u64) -> u64 {
         let mut n = 0;
-        while n < max {
+        while n < max && self.disk.get_tag(self.now) == self.now {
             let Some(&(vp, when)) = self.dirty_queue.front() else {
                 break;
             };
@@ -101,20 +105,21 @@ impl Machine {
                 self.dirty_queue.push_back((vp, when));
                 break;
             }
-            self.start_file_writeback(pfn);
+            self.start_file_writeback(pfn, self.now);
             n += 1;
         }
         n
     }
 
-    /// Clean a dirty file page by writing it to disk (flusher or kswapd `pageout`).
-    pub fn start_file_writeback(&mut self, pfn: u32) {
+    /// Clean a dirty file page by writing it to disk at time `t` (flusher or kswapd
+    /// `pageout`).
+    pub fn start_file_writeback(&mut self, pfn: u32, t: u64) {
         self.frames.clear(pfn, pg::DIRTY);
         self.frames.set(pfn, pg::WRITEBACK);
         self.stat.nr_dirty -= 1;
         self.stat.nr_writeback += 1;
         self.vm.add(VmEvent::Pgpgout, 4);
-        self.disk.submit_write(self.now, pfn);
+        self.disk.submit_write(t, pfn);
         self.outbox.raise(Signal::DiskIo);
     }
 }

@@ -4,6 +4,7 @@
 //! running.
 
 use super::gfp::Gfp;
+use super::zone::ThrottleReason;
 
 /// Outcome counts of one `shrink_inactive_list` call, as the event prints them.
 #[derive(Debug, Clone, Copy, Default)]
@@ -71,6 +72,12 @@ pub enum Tracepoint {
         nr_deactivated: u64,
         priority: i32,
         file: bool,
+    },
+    Throttled {
+        nid: usize,
+        usec_timeout: u64,
+        usec_delayed: u64,
+        reason: ThrottleReason,
     },
 }
 

@@ -58,3 +58,34 @@ impl Zone {
         }
     }
 }
+
+/// Why a reclaimer sleeps on the node's wait queue (`enum vmscan_throttle_state`, declared
+/// with the node in `mmzone.h`; the throttle itself is `vmscan::throttle`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ThrottleReason {
+    /// kswapd met pages it had already marked for immediate reclaim still under writeback.
+    Writeback,
+    /// Direct reclaim at priority 1 reclaimed nothing.
+    Noprogress,
+    /// Direct reclaim on a node whose dirty pages are all congested.
+    Congested,
+}
+
+impl ThrottleReason {
+    /// The name `mm_vmscan_throttled` prints.
+    pub fn name(self) -> &'static str {
+        match self {
+            ThrottleReason::Writeback => "VMSCAN_THROTTLE_WRITEBACK",
+            ThrottleReason::Noprogress => "VMSCAN_THROTTLE_NOPROGRESS",
+            ThrottleReason::Congested => "VMSCAN_THROTTLE_CONGESTED",
+        }
+    }
+
+    /// The sleep's upper bound in jiffies ("pulled out of thin air", the kernel says).
+    pub fn timeout_jiffies(self) -> u64 {
+        match self {
+            ThrottleReason::Writeback => super::HZ / 10,
+            ThrottleReason::Noprogress | ThrottleReason::Congested => 1,
+        }
+    }
+}

@@ -132,6 +132,7 @@ impl Tracer {
             Tracepoint::WriteFolio { .. } => "mm_vmscan_write_folio",
             Tracepoint::LruShrinkInactive { .. } => "mm_vmscan_lru_shrink_inactive",
             Tracepoint::LruShrinkActive { .. } => "mm_vmscan_lru_shrink_active",
+            Tracepoint::Throttled { .. } => "mm_vmscan_throttled",
         };
         self.start(who, ts, name);
         let b = &mut self.body;
@@ -231,6 +232,17 @@ impl Tracer {
                 b,
                 "nid={nid} nr_taken={nr_taken} nr_active={nr_active} nr_deactivated={nr_deactivated} nr_referenced=0 priority={priority} flags={}",
                 reclaim_flags(file)
+            ),
+            // "usect_delayed" is the kernel's own spelling.
+            Tracepoint::Throttled {
+                nid,
+                usec_timeout,
+                usec_delayed,
+                reason,
+            } => writeln!(
+                b,
+                "nid={nid} usec_timeout={usec_timeout} usect_delayed={usec_delayed} reason={}",
+                reason.name()
             ),
         };
     }

@@ -105,6 +105,8 @@ pub struct Sysctl {
     pub lowmem_reserve_ratio: [u64; 4],
     /// 0..=200
     pub swappiness: u64,
+    /// `vm.page-cluster`: swap readahead reads up to 2^page_cluster pages (capped at 2^5).
+    pub page_cluster: u64,
 }
 
 /// The swap device: size 0 means no swap. Latency + bandwidth model, FIFO queue.
@@ -118,6 +120,8 @@ pub struct SwapDevice {
     /// Each request's latency is `latency * (1 + jitter * u)`, u uniform in [-1, 1), drawn
     /// from the device's own random stream.
     pub latency_jitter: f64,
+    /// Request slots: a writer waits when they are all in use.
+    pub nr_requests: u64,
 }
 
 /// The block device behind files (page cache misses and writeback).
@@ -128,6 +132,8 @@ pub struct DiskDevice {
     pub bandwidth_bytes_per_sec: u64,
     /// Per-request latency spread, as for the swap device.
     pub latency_jitter: f64,
+    /// Request slots, as for the swap device.
+    pub nr_requests: u64,
     /// Pages read per sequential read-ahead request.
     pub readahead_pages: u64,
 }

@@ -335,6 +335,7 @@ impl Thread {
         }
         self.ctx.cost_ns = 0;
         self.ctx.stall_ns = 0;
+        self.ctx.sleep_ns = 0;
         if matches!(self.kind, Kind::Trace { .. }) {
             return self.step_trace(node);
         }
@@ -511,7 +512,7 @@ impl Actor for Thread {
     fn step(&mut self, cx: &mut StepCx) -> Wake {
         let step = Thread::step(self, cx.machine());
         // What the chunk did on the CPU: accesses, faults, reclaim, think time.
-        cx.charge_cpu(self.ctx.cost_ns);
+        cx.charge_cpu(self.ctx.cost_ns - self.ctx.sleep_ns);
         match step {
             Step::At(t) => Wake::At(t),
             Step::Finished => {

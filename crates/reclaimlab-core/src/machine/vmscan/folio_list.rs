@@ -90,6 +90,9 @@ impl Machine {
 
     /// `shrink_inactive_list` (core-mm §5.7).
     pub(super) fn shrink_inactive_list(&mut self, n: u64, l: usize, sc: &mut ScanControl) -> u64 {
+        // Writeback ends as its I/O completes, also during a long pass: each batch sees the
+        // pages that finished by the reclaimer's clock (and rotated to the inactive tail).
+        self.process_io_completions(self.now + sc.cost_ns);
         let file = is_file_lru(l);
         let scanned = self.isolate_lru_folios(n, l, sc);
         let taken = self.scratch.len() as u64;
@@ -332,9 +335,18 @@ impl Machine {
         Outcome::Free
     }
 
-    /// `pageout`: start asynchronous writeback (swap for anon, the disk for file pages).
+    /// `pageout`: start asynchronous writeback (swap for anon, the disk for file pages). The
+    /// reclaimer first waits for a free request slot on the device (`blk_mq_get_tag`).
     fn pageout(&mut self, pfn: u32, anon: bool, sc: &mut ScanControl) {
         sc.cost_ns += self.cfg.cost.swapout_submit_ns;
+        let t = self.now + sc.cost_ns;
+        let dev = if anon { &self.swapdev } else { &self.disk };
+        let tag = dev.get_tag(t);
+        sc.cost_ns += tag - t;
+        sc.sleep_ns += tag - t;
+        // What completed by then has ended writeback, so the pages under writeback are the
+        // ones really in flight.
+        self.process_io_completions(tag);
         let ts = self.now + sc.cost_ns;
         self.trace(|| (ts, Tracepoint::WriteFolio { pfn, file: !anon }));
         self.stat.nr_vmscan_write += 1;
@@ -347,7 +359,7 @@ impl Machine {
             self.swapdev.submit_write(self.now + sc.cost_ns, pfn);
             self.outbox.raise(Signal::SwapIo);
         } else {
-            self.start_file_writeback(pfn);
+            self.start_file_writeback(pfn, ts);
             self.frames.set(pfn, pg::RECLAIM);
         }
     }

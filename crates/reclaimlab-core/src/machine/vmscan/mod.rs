@@ -5,8 +5,10 @@
 
 mod folio_list;
 mod scan_control;
+mod throttle;
 
 pub use scan_control::*;
+pub use throttle::ThrottleReason;
 
 use super::gfp::{gfp_zone, Gfp};
 use super::lru::{
@@ -43,8 +45,14 @@ impl Machine {
                     self.kswapd.pgdat_dirty = true;
                 }
             }
+            // kswapd meeting pages it already marked for immediate reclaim still under
+            // writeback (sc.nr.immediate) throttles on WRITEBACK: the kswapd actor sleeps
+            // after this priority iteration (`reclaim_throttle`).
             if sc.kswapd && sc.nr.dirty > 0 && sc.nr.dirty == sc.nr.congested {
                 self.kswapd.lruvec_congested = true;
+            }
+            if !sc.kswapd && self.kswapd.lruvec_congested {
+                self.throttle_in_pass(ThrottleReason::Congested, sc);
             }
             let again = self.should_continue_reclaim(reclaimed_now, sc);
             if reclaimed_now > 0 {
@@ -272,6 +280,7 @@ impl Machine {
         sc.cost_ns = t.cost_ns;
         let reclaimed = self.do_try_to_free_pages(&mut sc);
         t.cost_ns = sc.cost_ns;
+        t.sleep_ns += sc.sleep_ns;
         let end = self.now + t.cost_ns;
         self.trace(|| {
             let nr_reclaimed = reclaimed;
@@ -330,6 +339,11 @@ impl Machine {
             }
         }
         self.shrink_node(sc);
+        // consider_reclaim_throttle: direct reclaim that has reached priority 1 without
+        // reclaiming anything waits a jiffy for writeback (kswapd throttles on WRITEBACK).
+        if !sc.kswapd && sc.priority == 1 && sc.nr_reclaimed == 0 {
+            self.throttle_in_pass(ThrottleReason::Noprogress, sc);
+        }
     }
 
     /// kswapd's `kswapd_age_node`: keep the inactive anon list from running low.

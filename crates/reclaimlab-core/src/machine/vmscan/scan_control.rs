@@ -51,8 +51,11 @@ pub struct ScanControl {
     pub nr: ReclaimStat,
     /// Reclaim run by kswapd (`current_is_kswapd()`).
     pub kswapd: bool,
-    /// Simulated CPU time consumed by this reclaim (the caller's clock advances by it).
+    /// Simulated time taken by this reclaim (the caller's clock advances by it).
     pub cost_ns: u64,
+    /// The part of `cost_ns` spent asleep (throttled, or waiting for a request slot): it
+    /// passes on the clock but is not CPU time.
+    pub sleep_ns: u64,
 }
 
 impl ScanControl {
@@ -79,6 +82,7 @@ impl ScanControl {
             nr: ReclaimStat::default(),
             kswapd,
             cost_ns: 0,
+            sleep_ns: 0,
         }
     }
 }

@@ -176,11 +176,19 @@ section! {
             "vm.lowmem_reserve_ratio for DMA, DMA32, Normal, Movable",
         );
         swappiness: 60 => Key::new("swappiness", Ty::UInt { min: 0, max: 200 }, "vm.swappiness");
+        page_cluster: 3 => Key::new(
+            "page_cluster",
+            Ty::UInt { min: 0, max: 31 },
+            "vm.page-cluster: swap readahead window of up to 2^page_cluster pages (at most 32); 0 disables it",
+        );
     }
     children: [],
     rules: [],
     derived: Some(computed::zone_lines),
 }
+
+/// Request slots of a block device: at least one; 2^16 guards against typos.
+const NR_REQUESTS: Ty = Ty::UInt { min: 1, max: 1 << 16 };
 
 section! {
     SwapDevice => pub static SWAP = "swap",
@@ -194,6 +202,11 @@ section! {
             "latency_jitter",
             JITTER,
             "per-request latency spread: latency * (1 + jitter * u), u in [-1, 1)",
+        );
+        nr_requests: 256 => Key::new(
+            "nr_requests",
+            NR_REQUESTS,
+            "request slots (queue/nr_requests) of 32 pages each; a swap-out waits while all are busy",
         );
     }
     children: [],
@@ -222,6 +235,7 @@ section! {
         write_latency_ns: 50 * NS_PER_US => Key::new("write_latency", LATENCY, "latency of one writeback request");
         bandwidth_bytes_per_sec: GIB => Key::new("bandwidth", Ty::Bandwidth, "shared by reads and writes");
         latency_jitter: 0.1 => Key::new("latency_jitter", JITTER, "per-request latency spread, as for swap");
+        nr_requests: 256 => Key::new("nr_requests", NR_REQUESTS, "request slots, as for swap; a writer waits while all are busy");
         readahead_pages: 32 => Key::new(
             "readahead_pages",
             // The upper bound (4 GiB per request) only guards against typos.

@@ -39,7 +39,8 @@ fn defaults_are_the_pinned_values() {
             min_free_kbytes: None,
             watermark_scale_factor: 10,
             lowmem_reserve_ratio: [256, 256, 32, 0],
-            swappiness: 60
+            swappiness: 60,
+            page_cluster: 3,
         }
     );
     assert_eq!(
@@ -50,6 +51,7 @@ fn defaults_are_the_pinned_values() {
             write_latency_ns: 40 * NS_PER_US,
             bandwidth_bytes_per_sec: GIB,
             latency_jitter: 0.1,
+            nr_requests: 256,
         }
     );
     assert_eq!(
@@ -59,6 +61,7 @@ fn defaults_are_the_pinned_values() {
             write_latency_ns: 50 * NS_PER_US,
             bandwidth_bytes_per_sec: GIB,
             latency_jitter: 0.1,
+            nr_requests: 256,
             readahead_pages: 32,
         }
     );

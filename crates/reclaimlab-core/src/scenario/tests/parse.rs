@@ -60,6 +60,7 @@ size = "2GB"
 read_latency = "100us"
 write_latency = "50us"
 bandwidth = "500MiB/s"
+nr_requests = 64
 [disk]
 read_latency = "1ms"
 write_latency = "2ms"
@@ -114,7 +115,8 @@ file = { size = "8GiB", op = "write", passes = 2, hold = "1min" }
             min_free_kbytes: Some(67584),
             watermark_scale_factor: 150,
             lowmem_reserve_ratio: [256, 256, 64, 0],
-            swappiness: 100
+            swappiness: 100,
+            page_cluster: 3,
         }
     );
     assert_eq!(
@@ -125,6 +127,7 @@ file = { size = "8GiB", op = "write", passes = 2, hold = "1min" }
             write_latency_ns: 50 * NS_PER_US,
             bandwidth_bytes_per_sec: 500 * MIB,
             latency_jitter: 0.1,
+            nr_requests: 64,
         }
     );
     assert_eq!(
@@ -134,6 +137,7 @@ file = { size = "8GiB", op = "write", passes = 2, hold = "1min" }
             write_latency_ns: 2 * NS_PER_MS,
             bandwidth_bytes_per_sec: 200_000_000,
             latency_jitter: 0.1,
+            nr_requests: 256,
             readahead_pages: 64
         }
     );

@@ -68,7 +68,8 @@ fn sysctl_fields(s: &Sysctl) -> Vec<(&'static str, String)> {
             min_free_kbytes,
             watermark_scale_factor,
             lowmem_reserve_ratio,
-            swappiness
+            swappiness,
+            page_cluster
         }
     )
 }
@@ -80,7 +81,8 @@ fn swap_fields(s: &SwapDevice) -> Vec<(&'static str, String)> {
             read_latency_ns,
             write_latency_ns,
             bandwidth_bytes_per_sec,
-            latency_jitter
+            latency_jitter,
+            nr_requests
         }
     )
 }
@@ -92,6 +94,7 @@ fn disk_fields(s: &DiskDevice) -> Vec<(&'static str, String)> {
             write_latency_ns,
             bandwidth_bytes_per_sec,
             latency_jitter,
+            nr_requests,
             readahead_pages
         }
     )
