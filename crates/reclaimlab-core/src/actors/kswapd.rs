@@ -10,7 +10,8 @@ use std::any::Any;
 use crate::machine::gfp::GFP_KERNEL;
 use crate::machine::tracepoint::Tracepoint;
 use crate::machine::vmscan::{
-    ScanControl, ThrottleReason, DEF_PRIORITY, MAX_RECLAIM_RETRIES, SWAP_CLUSTER_MAX,
+    ScanControl, ThrottleReason, DEF_PRIORITY, MAX_RECLAIM_RETRIES, RECLAIM_QUANTUM_NS,
+    SWAP_CLUSTER_MAX,
 };
 use crate::machine::vmstat::VmEvent;
 use crate::machine::{Machine, Signal, MAX_NR_ZONES};
@@ -47,6 +48,18 @@ struct BalanceRun {
     nr_boost_reclaim: u64,
     zone_boosts: [u64; MAX_NR_ZONES],
     boosted: bool,
+    /// The iteration whose `shrink_node` yielded at the end of its quantum: what it had
+    /// reclaimed before, whether it may still raise the priority, and its order-zero rule.
+    resume: Option<Iteration>,
+}
+
+/// The state of one `balance_pgdat` priority iteration carried across a preempted
+/// `shrink_node`.
+#[derive(Debug, Clone, Copy)]
+struct Iteration {
+    reclaimed_before: u64,
+    raise_priority: bool,
+    order_zero: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -280,18 +293,25 @@ impl Kswapd {
             nr_boost_reclaim,
             zone_boosts,
             boosted: nr_boost_reclaim > 0,
+            resume: None,
         };
         self.state = State::Balancing(Box::new(run));
         Next::At(node.now)
     }
 
-    /// One iteration of `balance_pgdat`'s priority loop.
+    /// One iteration of `balance_pgdat`'s priority loop, or the rest of one whose
+    /// `shrink_node` yielded.
     fn balance_step(&mut self, node: &mut Machine, mut run: Box<BalanceRun>) -> Next {
         let hz = run.hz;
         let sc = &mut run.sc;
         // Cost is per step: events and I/O are stamped at `node.now + sc.cost_ns`.
         sc.cost_ns = 0;
         sc.sleep_ns = 0;
+        sc.quantum_end = RECLAIM_QUANTUM_NS;
+        if let Some(it) = run.resume.take() {
+            node.shrink_node(sc);
+            return self.after_shrink_node(node, run, it);
+        }
         let reclaimed_before = sc.nr_reclaimed;
         let mut raise_priority = true;
         sc.reclaim_idx = hz;
@@ -316,8 +336,38 @@ impl Kswapd {
             sc.may_writepage = true;
         }
         sc.nr_scanned = 0;
-        let order_zero = self.looping.order_zero_after_compact_gap();
-        if kswapd_shrink_node(node, sc, order_zero) {
+        let it = Iteration {
+            reclaimed_before,
+            raise_priority,
+            order_zero: self.looping.order_zero_after_compact_gap(),
+        };
+        kswapd_shrink_node(node, sc);
+        self.after_shrink_node(node, run, it)
+    }
+
+    /// The rest of a priority iteration once its `shrink_node` has run (or yielded).
+    fn after_shrink_node(&mut self, node: &mut Machine, mut run: Box<BalanceRun>, it: Iteration) -> Next {
+        let sc = &mut run.sc;
+        if sc.preempted {
+            // Its quantum is used up: the others run, then the pass goes on.
+            let elapsed = sc.cost_ns;
+            self.cost_ns = elapsed - sc.sleep_ns;
+            run.resume = Some(it);
+            self.state = State::Balancing(run);
+            return Next::At(node.now + elapsed);
+        }
+        let hz = run.hz;
+        let Iteration {
+            reclaimed_before,
+            mut raise_priority,
+            order_zero,
+        } = it;
+        // kswapd_shrink_node's end: drop to order 0 once compact_gap pages are free (6.1),
+        // and say whether enough was scanned at this priority.
+        if order_zero && sc.order > 0 && sc.nr_reclaimed >= (2u64 << sc.order) {
+            sc.order = 0;
+        }
+        if sc.nr_scanned >= sc.nr_to_reclaim {
             raise_priority = false;
         }
         let delta = sc.nr_reclaimed - reclaimed_before;
@@ -393,19 +443,16 @@ impl Kswapd {
     }
 }
 
-/// `kswapd_shrink_node`: reclaim toward the sum of high watermarks; says whether enough was
-/// scanned at this priority. With `order_zero` (6.1) kswapd drops to order 0 once
-/// `compact_gap` pages are free, leaving the high-order block to kcompactd.
-fn kswapd_shrink_node(node: &mut Machine, sc: &mut ScanControl, order_zero: bool) -> bool {
+/// `kswapd_shrink_node`: reclaim toward the sum of high watermarks. Its end (with `order_zero`
+/// (6.1) kswapd drops to order 0 once `compact_gap` pages are free, leaving the high-order
+/// block to kcompactd; enough scanned keeps the priority) is in `after_shrink_node`, because
+/// the `shrink_node` may yield and resume on a later step.
+fn kswapd_shrink_node(node: &mut Machine, sc: &mut ScanControl) {
     sc.nr_to_reclaim = (0..=sc.reclaim_idx.min(MAX_NR_ZONES - 1))
         .filter(|&z| node.zones[z].is_managed())
         .map(|z| node.zones[z].high_wmark_pages().max(SWAP_CLUSTER_MAX))
         .sum();
     node.shrink_node(sc);
-    if order_zero && sc.order > 0 && sc.nr_reclaimed >= (2u64 << sc.order) {
-        sc.order = 0;
-    }
-    sc.nr_scanned >= sc.nr_to_reclaim
 }
 
 impl Actor for Kswapd {

@@ -141,6 +141,9 @@ pub struct TaskCtx {
     pub sleep_ns: u64,
     /// `no_progress_loops` of the allocation that is being retried.
     pub no_progress_loops: u32,
+    /// A direct reclaim that yielded at the end of its quantum, with the request it serves
+    /// (gfp, order): the task's next attempt at that allocation resumes it.
+    pub reclaim: Option<(super::gfp::Gfp, u32, Box<super::vmscan::ScanControl>)>,
 }
 
 /// Result of one page access by a workload.
@@ -154,6 +157,10 @@ pub enum Access {
     Retry(u64),
     /// The task was chosen as the OOM victim while allocating.
     Killed,
+    /// Not done yet: the allocation's direct reclaim used up its quantum
+    /// (`RECLAIM_QUANTUM_NS`); the task retries the access on its next step, which resumes
+    /// that reclaim where it stopped.
+    Yield,
 }
 
 impl Machine {

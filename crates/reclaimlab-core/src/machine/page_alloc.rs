@@ -78,9 +78,12 @@ impl Machine {
         if gfp & gfp::__GFP_KSWAPD_RECLAIM != 0 {
             flags |= ALLOC_KSWAPD;
         }
-        if let Some(p) = self.get_page_from_freelist(order, flags, hz, mt) {
-            t.no_progress_loops = 0;
-            return Ok(p);
+        // A task in the middle of direct reclaim for this request goes on with it.
+        if !t.reclaim.as_ref().is_some_and(|r| (r.0, r.1) == (gfp, order)) {
+            if let Some(p) = self.get_page_from_freelist(order, flags, hz, mt) {
+                t.no_progress_loops = 0;
+                return Ok(p);
+            }
         }
         let r = self.alloc_slowpath(gfp, order, hz, mt, t);
         if r.is_ok() {
@@ -119,41 +122,53 @@ impl Machine {
         mt: usize,
         t: &mut TaskCtx,
     ) -> Result<u32, Access> {
-        t.cost_ns += self.cfg.cost.slowpath_ns;
         let can_direct_reclaim = gfp & gfp::__GFP_DIRECT_RECLAIM != 0;
         let costly = order > PAGE_ALLOC_COSTLY_ORDER;
         let mut alloc_flags = Self::gfp_to_alloc_flags(gfp, order);
-        if alloc_flags & ALLOC_KSWAPD != 0 {
-            self.wake_all_kswapds(order, gfp, hz);
-        }
-        if let Some(p) = self.get_page_from_freelist(order, alloc_flags, hz, mt) {
-            return Ok(p);
-        }
-        // Costly or unmovable high-order requests try compaction before reclaim.
-        if can_direct_reclaim && order > 0 && (costly || mt != MIGRATE_MOVABLE) {
-            if let Some(p) = self.direct_compact(order, alloc_flags, hz, mt, t) {
+        // Resuming a direct reclaim that yielded: straight back into it.
+        let mut resume = t.reclaim.as_ref().is_some_and(|r| (r.0, r.1) == (gfp, order));
+        if !resume {
+            // A reclaim left for another request is abandoned.
+            t.reclaim = None;
+            t.cost_ns += self.cfg.cost.slowpath_ns;
+            if alloc_flags & ALLOC_KSWAPD != 0 {
+                self.wake_all_kswapds(order, gfp, hz);
+            }
+            if let Some(p) = self.get_page_from_freelist(order, alloc_flags, hz, mt) {
                 return Ok(p);
+            }
+            // Costly or unmovable high-order requests try compaction before reclaim.
+            if can_direct_reclaim && order > 0 && (costly || mt != MIGRATE_MOVABLE) {
+                if let Some(p) = self.direct_compact(order, alloc_flags, hz, mt, t) {
+                    return Ok(p);
+                }
             }
         }
         let is_victim = self.tasks.get(t.task).is_some_and(|m| m.oom_killed);
         let mut immediate = 0;
         loop {
-            if alloc_flags & ALLOC_KSWAPD != 0 {
-                self.wake_all_kswapds(order, gfp, hz);
-            }
             // An OOM victim may dip into the reserves to exit quickly.
             if is_victim && gfp & gfp::__GFP_NOMEMALLOC == 0 {
                 alloc_flags = ALLOC_OOM | (alloc_flags & ALLOC_KSWAPD);
             }
-            if let Some(p) = self.get_page_from_freelist(order, alloc_flags, hz, mt) {
-                return Ok(p);
+            if !resume {
+                if alloc_flags & ALLOC_KSWAPD != 0 {
+                    self.wake_all_kswapds(order, gfp, hz);
+                }
+                if let Some(p) = self.get_page_from_freelist(order, alloc_flags, hz, mt) {
+                    return Ok(p);
+                }
+                if !can_direct_reclaim {
+                    return Err(Access::Retry(JIFFY_NS));
+                }
             }
-            if !can_direct_reclaim {
-                return Err(Access::Retry(JIFFY_NS));
-            }
+            resume = false;
             let before = t.cost_ns;
             let progress = self.try_to_free_pages(gfp, order, t);
             t.stall_ns += t.cost_ns - before;
+            let Some(progress) = progress else {
+                return Err(Access::Yield);
+            };
             if progress > 0 {
                 if let Some(p) = self.get_page_from_freelist(order, alloc_flags, hz, mt) {
                     return Ok(p);

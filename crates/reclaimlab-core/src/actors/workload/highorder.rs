@@ -127,6 +127,11 @@ impl Thread {
                     self.stall_ns += self.ctx.stall_ns;
                     return Step::At(t);
                 }
+                Err(Access::Yield) => {
+                    // Its direct reclaim yielded: the same request resumes it next step.
+                    self.stall_ns += self.ctx.stall_ns;
+                    return Step::At(now + self.ctx.cost_ns);
+                }
                 Err(Access::Killed) => {
                     self.stop(now + self.ctx.cost_ns, true);
                     self.stall_ns += self.ctx.stall_ns;

@@ -369,7 +369,7 @@ impl Thread {
             self.ctx.cost_ns += think_ns;
             match r {
                 Access::Done | Access::Block(_) => self.advance(),
-                Access::Retry(_) => self.pending = Some((vp, write)),
+                Access::Retry(_) | Access::Yield => self.pending = Some((vp, write)),
                 Access::Killed => {}
             }
             n += 1;
@@ -449,6 +449,8 @@ impl Thread {
                 self.wait_ns += sleep;
                 return Some(self.yield_at(t + sleep));
             }
+            // Direct reclaim yielded: let the others run, then resume it.
+            Access::Yield => return Some(self.yield_at(t)),
             Access::Killed => {
                 self.stop(t, true);
                 self.stall_ns += self.ctx.stall_ns;

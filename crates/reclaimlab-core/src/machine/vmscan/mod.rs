@@ -28,15 +28,22 @@ impl Machine {
     }
 
     /// `shrink_node` (core-mm §5.2): one pass over the node's LRU lists (and, later, slab).
+    /// A pass that runs past `sc.quantum_end` yields with `sc.preempted` set; calling again
+    /// with the same `sc` resumes it.
     pub fn shrink_node(&mut self, sc: &mut ScanControl) {
         loop {
-            // Writeback that finished while reclaim was running is visible to it.
-            self.process_io_completions(self.now + sc.cost_ns);
-            sc.nr = ReclaimStat::default();
-            let reclaimed0 = sc.nr_reclaimed;
-            self.prepare_scan_count(sc);
+            if sc.cursor.is_none() {
+                // Writeback that finished while reclaim was running is visible to it.
+                self.process_io_completions(self.now + sc.cost_ns);
+                sc.nr = ReclaimStat::default();
+                sc.node_reclaimed0 = sc.nr_reclaimed;
+                self.prepare_scan_count(sc);
+            }
             self.shrink_lruvec(sc);
-            let reclaimed_now = sc.nr_reclaimed - reclaimed0;
+            if sc.preempted {
+                return;
+            }
+            let reclaimed_now = sc.nr_reclaimed - sc.node_reclaimed0;
             if sc.kswapd {
                 if sc.nr.writeback > 0 && sc.nr.writeback == sc.nr.taken {
                     self.kswapd.pgdat_writeback = true;
@@ -191,16 +198,31 @@ impl Machine {
         nr
     }
 
-    /// `shrink_lruvec` (core-mm §5.4).
+    /// `shrink_lruvec` (core-mm §5.4), resumed from `sc.cursor` when a previous call yielded.
     pub fn shrink_lruvec(&mut self, sc: &mut ScanControl) {
-        let targets = self.get_scan_count(sc);
-        let mut nr = targets;
         let nr_to_reclaim = sc.nr_to_reclaim;
-        let proportional = !sc.kswapd && sc.priority == DEF_PRIORITY;
-        let mut reclaimed = 0u64;
-        let mut scan_adjusted = proportional;
+        let (mut nr, targets, mut reclaimed, mut scan_adjusted) = match sc.cursor.take() {
+            Some(c) => (c.nr, c.targets, c.reclaimed, c.scan_adjusted),
+            None => {
+                let targets = self.get_scan_count(sc);
+                // Direct reclaim at DEF_PRIORITY scans its whole targets (proportional).
+                let proportional = !sc.kswapd && sc.priority == DEF_PRIORITY;
+                (targets, targets, 0, proportional)
+            }
+        };
+        sc.preempted = false;
         // Index positions in `nr`: 0 IA, 1 AA, 2 IF, 3 AF.
         while nr[0] > 0 || nr[3] > 0 || nr[2] > 0 {
+            if sc.cost_ns >= sc.quantum_end {
+                sc.cursor = Some(LruvecCursor {
+                    nr,
+                    targets,
+                    reclaimed,
+                    scan_adjusted,
+                });
+                sc.preempted = true;
+                return;
+            }
             for i in 0..4 {
                 if nr[i] > 0 {
                     let n = nr[i].min(SWAP_CLUSTER_MAX);
@@ -263,38 +285,64 @@ impl Machine {
     }
 
     /// `try_to_free_pages` + `do_try_to_free_pages` (core-mm §3.4): direct reclaim by the
-    /// allocating task. Returns the number of pages reclaimed; its time goes to `t`.
-    pub fn try_to_free_pages(&mut self, gfp: Gfp, order: u32, t: &mut TaskCtx) -> u64 {
-        let mut sc = ScanControl::new(gfp, order, gfp_zone(gfp), SWAP_CLUSTER_MAX, false);
-        // Reclaim runs on the task's clock: its events are stamped from where the task is.
-        let start = self.now + t.cost_ns;
-        let may_writepage = sc.may_writepage;
-        self.trace(|| {
-            let tp = Tracepoint::DirectReclaimBegin {
-                order,
-                gfp,
-                may_writepage,
-            };
-            (start, tp)
-        });
+    /// allocating task. Returns the number of pages reclaimed, or `None` when the pass used up
+    /// its quantum: it is then kept in `t.reclaim` and the next call for the same request
+    /// resumes it. Its time goes to `t`.
+    pub fn try_to_free_pages(&mut self, gfp: Gfp, order: u32, t: &mut TaskCtx) -> Option<u64> {
+        let mut sc = match t.reclaim.take() {
+            Some((g, o, sc)) if (g, o) == (gfp, order) => sc,
+            _ => {
+                let sc = ScanControl::new(gfp, order, gfp_zone(gfp), SWAP_CLUSTER_MAX, false);
+                // Reclaim runs on the task's clock: its events are stamped from where the
+                // task is.
+                let start = self.now + t.cost_ns;
+                let may_writepage = sc.may_writepage;
+                self.trace(|| {
+                    let tp = Tracepoint::DirectReclaimBegin {
+                        order,
+                        gfp,
+                        may_writepage,
+                    };
+                    (start, tp)
+                });
+                Box::new(sc)
+            }
+        };
         sc.cost_ns = t.cost_ns;
+        sc.sleep_ns = 0;
+        sc.quantum_end = t.cost_ns + RECLAIM_QUANTUM_NS;
         let reclaimed = self.do_try_to_free_pages(&mut sc);
         t.cost_ns = sc.cost_ns;
         t.sleep_ns += sc.sleep_ns;
+        let Some(reclaimed) = reclaimed else {
+            t.reclaim = Some((gfp, order, sc));
+            return None;
+        };
         let end = self.now + t.cost_ns;
         self.trace(|| {
             let nr_reclaimed = reclaimed;
             (end, Tracepoint::DirectReclaimEnd { nr_reclaimed })
         });
-        reclaimed
+        Some(reclaimed)
     }
 
-    fn do_try_to_free_pages(&mut self, sc: &mut ScanControl) -> u64 {
+    /// `None`: preempted (see [`try_to_free_pages`](Self::try_to_free_pages)).
+    fn do_try_to_free_pages(&mut self, sc: &mut ScanControl) -> Option<u64> {
+        // A resumed pass re-enters the priority loop where it stopped.
+        let mut resumed = sc.cursor.is_some();
         loop {
-            self.vm.add(VmEvent::allocstall(sc.reclaim_idx), 1);
+            if !resumed {
+                self.vm.add(VmEvent::allocstall(sc.reclaim_idx), 1);
+            }
             loop {
-                sc.nr_scanned = 0;
+                if !resumed {
+                    sc.nr_scanned = 0;
+                }
+                resumed = false;
                 self.shrink_zones(sc);
+                if sc.preempted {
+                    return None;
+                }
                 if sc.nr_reclaimed >= sc.nr_to_reclaim || sc.compaction_ready {
                     break;
                 }
@@ -308,10 +356,10 @@ impl Machine {
             }
             self.snapshot_refaults();
             if sc.nr_reclaimed > 0 {
-                return sc.nr_reclaimed;
+                return Some(sc.nr_reclaimed);
             }
             if sc.compaction_ready {
-                return 1;
+                return Some(1);
             }
             if sc.skipped_deactivate && !sc.force_deactivate {
                 sc.priority = DEF_PRIORITY;
@@ -319,13 +367,13 @@ impl Machine {
                 sc.skipped_deactivate = false;
                 continue;
             }
-            return 0;
+            return Some(0);
         }
     }
 
     /// `shrink_zones`: one node, so one `shrink_node` per priority pass.
     fn shrink_zones(&mut self, sc: &mut ScanControl) {
-        if sc.order > PAGE_ALLOC_COSTLY_ORDER {
+        if sc.cursor.is_none() && sc.order > PAGE_ALLOC_COSTLY_ORDER {
             let ready = self.zonelist(sc.reclaim_idx).any(|z| {
                 let zone = &self.zones[z];
                 zone.free_pages()
@@ -339,6 +387,9 @@ impl Machine {
             }
         }
         self.shrink_node(sc);
+        if sc.preempted {
+            return;
+        }
         // consider_reclaim_throttle: direct reclaim that has reached priority 1 without
         // reclaiming anything waits a jiffy for writeback (kswapd throttles on WRITEBACK).
         if !sc.kswapd && sc.priority == 1 && sc.nr_reclaimed == 0 {

@@ -8,6 +8,13 @@ pub const DEF_PRIORITY: i32 = 12;
 pub const SWAP_CLUSTER_MAX: u64 = 32;
 /// kswapd gives up on a node after this many balance runs without progress.
 pub const MAX_RECLAIM_RETRIES: u32 = 16;
+/// A reclaim pass yields after this much simulated time, at the next batch boundary, and
+/// resumes where it stopped on its actor's next step. In the kernel kswapd and direct
+/// reclaimers scan the same lists at the same time on different CPUs; the simulator runs one
+/// actor step at a time, so a long pass (a lap of a large inactive list at priority 1 takes
+/// hundreds of milliseconds) must be cut into slices for the others to run alongside it. An
+/// abstraction of the engine, of the order of a scheduler time slice.
+pub const RECLAIM_QUANTUM_NS: u64 = 1_000_000;
 
 /// Per-pass page outcome counts (`struct reclaim_stat` plus `sc->nr`).
 #[derive(Debug, Clone, Copy, Default)]
@@ -23,6 +30,16 @@ pub struct ReclaimStat {
     pub unmap_fail: u64,
     pub file_taken: u64,
     pub taken: u64,
+}
+
+/// Where a preempted `shrink_lruvec` stopped: its remaining and original scan targets, what it
+/// reclaimed so far, and whether the proportional adjustment was made.
+#[derive(Debug, Clone, Copy)]
+pub struct LruvecCursor {
+    pub nr: [u64; 4],
+    pub targets: [u64; 4],
+    pub reclaimed: u64,
+    pub scan_adjusted: bool,
 }
 
 /// `struct scan_control`.
@@ -56,6 +73,14 @@ pub struct ScanControl {
     /// The part of `cost_ns` spent asleep (throttled, or waiting for a request slot): it
     /// passes on the clock but is not CPU time.
     pub sleep_ns: u64,
+    /// The pass yields at the first batch boundary at or after this `cost_ns`
+    /// ([`RECLAIM_QUANTUM_NS`] into the caller's step; `u64::MAX`: never).
+    pub quantum_end: u64,
+    /// Set when the pass yielded; `cursor` then says where to resume.
+    pub preempted: bool,
+    pub cursor: Option<LruvecCursor>,
+    /// `sc.nr_reclaimed` when the current `shrink_node` pass began.
+    pub node_reclaimed0: u64,
 }
 
 impl ScanControl {
@@ -83,6 +108,10 @@ impl ScanControl {
             kswapd,
             cost_ns: 0,
             sleep_ns: 0,
+            quantum_end: u64::MAX,
+            preempted: false,
+            cursor: None,
+            node_reclaimed0: 0,
         }
     }
 }
