@@ -50,16 +50,28 @@ const EMPTY: Entry = Entry {
 };
 
 impl Entry {
+    /// (time, seq) < (other's), as one 128-bit comparison: a subtract with borrow and no
+    /// branch, where comparing the tuple branches twice (the heap's scans of four children
+    /// mispredicted often).
     #[inline]
     fn before(&self, other: &Entry) -> bool {
-        (self.time, self.seq) < (other.time, other.seq)
+        self.key() < other.key()
+    }
+
+    #[inline]
+    fn key(&self) -> u128 {
+        (self.time as u128) << 64 | self.seq as u128
     }
 }
 
 #[derive(Debug)]
 pub struct EventQueue {
-    /// Min-heap on (time, seq) of every pending wake-up but the hot one.
+    /// Min-heap on (time, seq) of every pending wake-up but the hot one: its first `len`
+    /// entries, followed by at least `ARITY` `EMPTY` ones, so every node's four children can be
+    /// read without a bounds test (padding never precedes a real entry) and the root of an
+    /// empty heap reads as `EMPTY`.
     heap: Vec<Entry>,
+    len: usize,
     /// Index in `heap` of each actor's entry, `HOT` or `NOT_QUEUED`.
     pos: Vec<u32>,
     /// The pending wake-up kept outside the heap (`EMPTY` if none).
@@ -78,7 +90,8 @@ pub struct EventQueue {
 impl Default for EventQueue {
     fn default() -> Self {
         EventQueue {
-            heap: Vec::new(),
+            heap: vec![EMPTY; ARITY],
+            len: 0,
             pos: Vec::new(),
             hot: EMPTY,
             seq: 0,
@@ -109,17 +122,26 @@ impl EventQueue {
     pub fn schedule(&mut self, actor: ActorId, time: u64) {
         let time = time.max(self.now);
         self.seq += 1;
-        let e = Entry {
-            time,
-            seq: self.seq,
-            actor,
-        };
+        let seq = self.seq;
         match self.pos[actor as usize] {
-            HOT => self.hot = e,
+            HOT => self.write_hot(time, seq, actor),
             // Just popped from the hot slot (or idle): the slot is usually free again.
-            NOT_QUEUED if self.hot.actor == NOBODY => self.set_hot(e),
-            _ => self.schedule_slow(e),
+            NOT_QUEUED if self.hot.actor == NOBODY => {
+                self.write_hot(time, seq, actor);
+                self.pos[actor as usize] = HOT;
+            }
+            _ => self.schedule_slow(Entry { time, seq, actor }),
         }
+    }
+
+    /// The hot slot's fields, stored one by one from registers. Building the entry on the
+    /// stack and copying it in as one 16-byte store made the next read of the slot wait for a
+    /// failed store-to-load forwarding (most of the fast path's time, under perf).
+    #[inline(always)]
+    fn write_hot(&mut self, time: u64, seq: u64, actor: ActorId) {
+        self.hot.time = time;
+        self.hot.seq = seq;
+        self.hot.actor = actor;
     }
 
     /// The rest of `schedule`: the heap, or the hot slot changing hands.
@@ -151,8 +173,7 @@ impl EventQueue {
             } else {
                 e
             };
-            self.heap.push(e);
-            self.sift_up(self.heap.len() - 1, e);
+            self.push(e);
         } else {
             // The new entry has a larger seq, so it moves towards the root only if it is earlier.
             let i = p as usize;
@@ -209,7 +230,7 @@ impl EventQueue {
     #[inline]
     pub fn pop(&mut self, limit: u64) -> Option<ActorId> {
         self.settle();
-        let root = self.heap.first().unwrap_or(&EMPTY);
+        let root = &self.heap[0];
         let from_hot = self.hot.before(root);
         let e = if from_hot { self.hot } else { *root };
         if e.actor == NOBODY || e.time > limit {
@@ -239,16 +260,15 @@ impl EventQueue {
         }
         if self.inflight != NOBODY {
             // The root is not scheduled: look at the rest (its children hold their minimum).
-            let n = self.heap.len();
-            return (1..(1 + ARITY).min(n)).all(|c| self.heap[c].time == u64::MAX);
+            return (1..1 + ARITY).all(|c| self.heap[c].time == u64::MAX);
         }
         // The root is the earliest entry: all are at u64::MAX iff it is.
-        self.heap.first().is_none_or(|e| e.time == u64::MAX)
+        self.heap[0].time == u64::MAX
     }
 
     /// Number of actors with a pending wake-up.
     pub fn len(&self) -> usize {
-        self.heap.len() - usize::from(self.inflight != NOBODY)
+        self.len - usize::from(self.inflight != NOBODY)
             + usize::from(self.hot.actor != NOBODY)
     }
 
@@ -294,35 +314,55 @@ impl EventQueue {
     }
 
     /// Put `e` into the hole at `i`, moving it towards the leaves while a child precedes it.
+    /// The four children are always read (the padding past the end never wins), so picking the
+    /// smallest is a fixed sequence of 128-bit comparisons the compiler turns into conditional
+    /// moves: with a handful of actors the children's order is unpredictable, and the
+    /// branching scan it replaces mispredicted much of the time.
     fn sift_down(&mut self, mut i: usize, e: Entry) {
-        let n = self.heap.len();
+        let key = e.key();
         loop {
             let first = ARITY * i + 1;
-            if first >= n {
+            if first >= self.len {
                 break;
             }
-            let mut m = first;
-            for c in first + 1..(first + ARITY).min(n) {
-                if self.heap[c].before(&self.heap[m]) {
-                    m = c;
-                }
+            let c: &[Entry; ARITY] = self.heap[first..first + ARITY]
+                .try_into()
+                .expect("padded heap");
+            let (mut m, mut mk) = (0, c[0].key());
+            for (j, child) in c.iter().enumerate().skip(1) {
+                let k = child.key();
+                let less = k < mk;
+                m = if less { j } else { m };
+                mk = if less { k } else { mk };
             }
-            let child = self.heap[m];
-            if !child.before(&e) {
+            if mk >= key {
                 break;
             }
+            let child = c[m];
             self.place(i, child);
-            i = m;
+            i = first + m;
         }
         self.place(i, e);
     }
 
+    /// Add `e` at the end and sift it up.
+    fn push(&mut self, e: Entry) {
+        let i = self.len;
+        self.len += 1;
+        if self.heap.len() < self.len + ARITY {
+            self.heap.push(EMPTY);
+        }
+        self.sift_up(i, e);
+    }
+
     /// Remove the entry at `i`; the last entry fills the hole and is sifted whichever way it must.
     fn remove_at(&mut self, i: usize) {
+        debug_assert!(i < self.len, "remove_at past the end");
         let removed = self.heap[i].actor;
         self.pos[removed as usize] = NOT_QUEUED;
-        let last = self.heap.pop().expect("remove_at on an empty heap");
-        if i < self.heap.len() {
+        self.len -= 1;
+        let last = std::mem::replace(&mut self.heap[self.len], EMPTY);
+        if i < self.len {
             if i > 0 && last.before(&self.heap[(i - 1) / ARITY]) {
                 self.sift_up(i, last);
             } else {
