@@ -21,7 +21,7 @@ use crate::observe::render;
 use crate::observe::timeseries::{Sampler, Timeseries};
 use crate::policy;
 use crate::scenario::Scenario;
-use crate::world::{Failure, World};
+use crate::world::{Failure, Stop, World};
 
 /// Workload threads get pids from here on, in thread order (kswapd0 is 70).
 pub const FIRST_TASK_PID: u32 = 1000;
@@ -377,11 +377,29 @@ impl<'a> Run<'a> {
         if !progress(0, self.end_ns) {
             return Err(SimError::Interrupted);
         }
-        while self.world.step(self.end_ns) {
+        loop {
+            // Events run in batches that end where a check below is due (an invariant check,
+            // the progress report every 1024 events); the world itself stops after an event
+            // that fails, panics or closes the run, so every check sees the same events as
+            // after each single step.
+            let mut batch = 1024 - self.events % 1024;
+            match self.opts.invariants {
+                InvariantMode::Off => {}
+                InvariantMode::EveryEvent => batch = 1,
+                InvariantMode::Periodic(n) => {
+                    if n > 0 {
+                        batch = batch.min(n - self.events % n);
+                    }
+                }
+            }
+            let (ran, stop) = self.world.run(self.end_ns, batch, !self.has_duration);
             if let Some(f) = self.world.take_failure() {
                 return Err(f.into());
             }
-            self.events += 1;
+            if ran == 0 {
+                break;
+            }
+            self.events += ran;
             match self.opts.invariants {
                 InvariantMode::Off => {}
                 InvariantMode::EveryEvent => self.check_invariants()?,
@@ -403,6 +421,9 @@ impl<'a> Run<'a> {
             }
             if !self.has_duration && !self.world.held_open() {
                 self.stop_reason = "all workloads finished".into();
+                break;
+            }
+            if stop == Stop::Idle {
                 break;
             }
         }

@@ -54,8 +54,7 @@ impl Cpus {
         if !self.shared {
             return None;
         }
-        let n = self.cpu.len();
-        let c = &mut self.cpu[cpu as usize % n];
+        let c = self.slot(cpu);
         if c.busy_until > now {
             c.runq_wait_ns += c.busy_until - now;
             c.next_turn.get_or_insert(who);
@@ -77,10 +76,19 @@ impl Cpus {
     /// A step that began at `now` on `cpu` cost `ns` of CPU time.
     #[inline]
     pub fn charge(&mut self, cpu: u32, now: u64, ns: u64) {
-        let n = self.cpu.len();
-        let c = &mut self.cpu[cpu as usize % n];
+        let c = self.slot(cpu);
         c.busy_ns += ns;
         c.busy_until = c.busy_until.max(now + ns);
+    }
+
+    /// The accounting of `cpu`; a CPU number past the last wraps around. Charged on every
+    /// event: an actor's CPU is nearly always in range, and the test skips a division.
+    #[inline]
+    fn slot(&mut self, cpu: u32) -> &mut CpuTime {
+        let n = self.cpu.len();
+        let i = cpu as usize;
+        let i = if i < n { i } else { i % n };
+        &mut self.cpu[i]
     }
 
     pub fn busy_ns(&self) -> u64 {
