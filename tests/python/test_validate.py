@@ -135,10 +135,10 @@ def test_make_row_edge_cases():
 def test_doc_markers_are_rewritten(tmp_path, seq_comparison):
     _, _, c = seq_comparison
     doc = tmp_path / "V.md"
-    doc.write_text(f"# head\n\n{report.DOC_BEGIN}\nold\n{report.DOC_END}\n\ntail\n")
+    doc.write_text(f"# head\n\n{report.DOC_BEGIN}\nOLD-TABLE\n{report.DOC_END}\n\ntail\n")
     report.write_doc(doc, [c])
     text = doc.read_text()
-    assert text.startswith("# head") and text.endswith("tail\n") and "old" not in text
+    assert text.startswith("# head") and text.endswith("tail\n") and "OLD-TABLE" not in text
     assert "| anon-seq-reread |" in text and "#### anon-seq-reread" in text
 
 
