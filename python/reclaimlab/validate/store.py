@@ -83,6 +83,10 @@ def _log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
+# One probe per kernel and process: `--all` boots several scenarios.
+_kvm_probe: dict[Path, bool] = {}
+
+
 def boot_and_keep(
     spec: GuestSpec, reps: int, accel: str = "auto", timeout_s: float = guest.DEFAULT_TIMEOUT_S,
     cache: Path = CACHE,
@@ -94,7 +98,9 @@ def boot_and_keep(
     workload = kernel.build_workload(cache)
     qemu = kernel.qemu_version(kernel.qemu_binary())
     if accel == "auto":
-        kvm = guest.kvm_works(k, busybox, cache / "probe")
+        kvm = _kvm_probe.get(k.vmlinuz)
+        if kvm is None:
+            kvm = _kvm_probe[k.vmlinuz] = guest.kvm_works(k, busybox, cache / "probe")
     else:
         kvm = accel == "kvm"
     records = []
