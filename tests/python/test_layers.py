@@ -42,7 +42,7 @@ def test_contracts_are_kept():
 
 
 def test_contracts_catch_an_upward_import_and_a_cycle(tmp_path):
-    """A copy of the package with two wrong imports breaks every contract: without this, a
+    """A copy of the package with three wrong imports breaks every contract: without this, a
     contract that matched nothing (a typo in a module name) would pass silently."""
     copy = tmp_path / "reclaimlab"
     shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("*.so", "__pycache__"))
@@ -50,12 +50,15 @@ def test_contracts_catch_an_upward_import_and_a_cycle(tmp_path):
         f.write("\nfrom . import api  # upward: results is below api\n")
     with open(copy / "commands" / "lru.py", "a") as f:
         f.write("\nfrom . import run  # one subcommand importing another\n")
+    with open(copy / "validate" / "kernel.py", "a") as f:
+        f.write("\nfrom . import store  # upward inside the validation harness\n")
     r = lint_imports(pythonpath=tmp_path)
     assert r.returncode == 1, r.stdout + r.stderr
     out = r.stdout
     assert f"Contracts: 0 kept, {len(contracts())} broken." in out, out
     assert "reclaimlab.results is not allowed to import reclaimlab.api" in out, out
     assert "reclaimlab.commands.lru is not allowed to import reclaimlab.commands.run" in out, out
+    assert "reclaimlab.validate.kernel is not allowed to import reclaimlab.validate.store" in out, out
 
 
 def extension_importers() -> dict[str, list[int]]:

@@ -12,9 +12,9 @@ work itself lives in the library, so that the Python API can do everything the C
 
 from __future__ import annotations
 
-from . import compare, examples, lru, policies, reproduce, run
+from . import compare, examples, lru, policies, reproduce, run, validate
 from ._common import CliError
 
-COMMANDS = [run, examples, lru, compare, reproduce, policies]
+COMMANDS = [run, examples, lru, compare, reproduce, policies, validate]
 
 __all__ = ["COMMANDS", "CliError"]

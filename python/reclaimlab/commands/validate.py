@@ -1,0 +1,98 @@
+"""``reclaimlab validate SCENARIO...``: the same workload on a real Debian 6.1 kernel (kept
+results, or fresh boots with ``--boot``) beside the simulator on the guest's zone layout. The
+harness and the comparison are in :mod:`reclaimlab.validate`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..validate import compare, report, spec, store
+from ..validate.errors import ValidateError
+from ..validate.guest import DEFAULT_TIMEOUT_S
+from ._common import CliError
+
+NAME = "validate"
+HELP = "compare a scenario on a real 6.1 kernel (QEMU guest) with the simulator"
+DESCRIPTION = (
+    "Compare the real kernel's vmstat deltas for a scenario (kept in validation/real/, or "
+    "measured now with --boot in a QEMU guest running Debian's 6.1 kernel) with the simulator's "
+    "counters for seeds 1..N on the guest's zone layout: means, spreads (coefficient of "
+    "variation), ratio sim/real flagged outside [0.8, 1.25], and a score."
+)
+VALIDATION_DIR = Path("validation")
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, not {text!r}")
+    return value
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("scenarios", nargs="*", metavar="SCENARIO", help="validation scenario files")
+    p.add_argument("--all", action="store_true", help=f"every {VALIDATION_DIR}/*.toml")
+    p.add_argument(
+        "--reps", type=_positive, default=5, metavar="N",
+        help="real boots with --boot, and simulator seeds 1..N (default 5)",
+    )
+    p.add_argument(
+        "--boot", action="store_true",
+        help="boot the real guest N times and refresh the kept results (needs QEMU; minutes)",
+    )
+    p.add_argument(
+        "--accel", choices=("auto", "kvm", "tcg"), default="auto",
+        help="with --boot: KVM, TCG, or KVM when a probe boot shows it works (default)",
+    )
+    p.add_argument(
+        "--timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
+        help=f"with --boot: limit for one boot (default {DEFAULT_TIMEOUT_S:.0f})",
+    )
+    p.add_argument(
+        "--format", choices=("table", "markdown", "json"), default="table",
+        help="output format (default: table)",
+    )
+    p.add_argument(
+        "--write-doc", metavar="FILE",
+        help="also write the summary and every table into FILE between its validate markers",
+    )
+
+
+def _scenarios(args: argparse.Namespace) -> list[Path]:
+    paths = [Path(s) for s in args.scenarios]
+    if args.all:
+        found = sorted(VALIDATION_DIR.glob("*.toml"))
+        if not found:
+            raise CliError(f"--all: no {VALIDATION_DIR}/*.toml here; run from the repository root")
+        paths += [p for p in found if p not in paths]
+    if not paths:
+        raise CliError("no scenario: give SCENARIO files or --all")
+    return paths
+
+
+def main(args: argparse.Namespace) -> int:
+    comparisons = []
+    try:
+        for path in _scenarios(args):
+            s = spec.load(path)
+            if args.boot:
+                kept = store.boot_and_keep(s, args.reps, args.accel, args.timeout)
+            else:
+                kept = store.load(s)
+            print(f"{s.name}: simulating seeds 1..{args.reps}", file=sys.stderr, flush=True)
+            comparisons.append(compare.compare(s, kept, args.reps))
+        if args.write_doc:
+            report.write_doc(Path(args.write_doc), comparisons)
+    except ValidateError as e:
+        raise CliError(str(e), e.exit_code) from None
+    if args.format == "json":
+        sys.stdout.write(report.as_json(comparisons))
+    else:
+        render = report.text if args.format == "table" else report.markdown
+        sys.stdout.write("\n".join(render(c) for c in comparisons))
+    return 0

@@ -1,0 +1,223 @@
+"""The comparison: the real kernel's vmstat deltas (kept results) beside the simulator's counters
+for the same scenario on the guest's own zone layout.
+
+Definitions (docs/VALIDATION.md repeats them):
+
+- **delta**: a counter's value after the workload minus before it, per boot. The simulator starts
+  from zero at its time 0, so its end-of-run value is its delta.
+- **mean**: arithmetic mean over the reps (real) or seeds 1..N (simulated).
+- **spread**: coefficient of variation, sample standard deviation (n - 1) over the mean, in
+  percent; 0 for a single value or a zero mean.
+- **ratio**: simulated mean / real mean; flagged when outside [0.8, 1.25].
+- **spread ok**: simulated spread at most 3x the real spread (both 0 counts as ok).
+- **score**: K of M within [0.8, 1.25], over the compared counters whose real mean is non-zero.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .. import api
+from .spec import GuestSpec
+
+LOW, HIGH = 0.8, 1.25
+SPREAD_FACTOR = 3.0
+
+# The reclaim counters the model updates (machine/vmstat.rs and its callers), in /proc/vmstat
+# order. A counter here that the simulator leaves at 0 while the kernel does not is a finding
+# of the table (ratio 0), not hidden.
+COMPARED = (
+    "workingset_refault_anon", "workingset_refault_file", "workingset_activate_anon",
+    "workingset_activate_file", "workingset_restore_anon", "workingset_restore_file",
+    "nr_vmscan_write", "nr_vmscan_immediate_reclaim",
+    "pgpgin", "pgpgout", "pswpin", "pswpout",
+    "pgalloc_dma", "pgalloc_dma32", "pgalloc_normal", "allocstall_dma", "allocstall_dma32",
+    "allocstall_normal", "allocstall_movable", "pgfree", "pgactivate", "pgdeactivate",
+    "pgfault", "pgmajfault", "pgrefill",
+    "pgsteal_kswapd", "pgsteal_direct", "pgscan_kswapd", "pgscan_direct",
+    "pgscan_anon", "pgscan_file", "pgsteal_anon", "pgsteal_file",
+    "kswapd_low_wmark_hit_quickly", "kswapd_high_wmark_hit_quickly", "pageoutrun", "pgrotated",
+    "pgmigrate_success", "compact_migrate_scanned", "compact_free_scanned", "compact_isolated",
+    "compact_stall", "compact_fail", "compact_success", "compact_daemon_wake",
+    "compact_daemon_migrate_scanned", "compact_daemon_free_scanned", "oom_kill",
+)
+
+# Counters the real kernel moves during reclaim that the model does not produce, and why
+# (docs/MODEL.md's list of what is not modelled). Reported when the kernel's mean is non-zero.
+NOT_MODELLED = {
+    "swap_ra": "no swap readahead in the model (window of one page)",
+    "swap_ra_hit": "no swap readahead in the model",
+    "workingset_nodes": "no shadow-node accounting",
+    "workingset_nodereclaim": "no shadow-node shrinker",
+    "slabs_scanned": "no slab shrinkers",
+    "kswapd_inodesteal": "no slab shrinkers (inode cache)",
+    "pginodesteal": "no slab shrinkers (inode cache)",
+    "pgscan_direct_throttle": "no direct-reclaim throttling",
+    "pgscan_khugepaged": "no khugepaged",
+    "pgsteal_khugepaged": "no khugepaged",
+    "pgmigrate_fail": "compaction migrates only blocks whose pages can all move",
+    "thp_fault_alloc": "the simulator's transhuge stream does not count THP faults",
+    "thp_fault_fallback": "the simulator's transhuge stream does not count THP faults",
+    "thp_migration_success": "no THP migration",
+    "pgreuse": "no copy-on-write reuse accounting",
+    "zswpout": "no zswap",
+    "drop_pagecache": "caches are dropped before the snapshot, never in the model",
+}
+
+# What the guest never mirrors, whatever the scenario (the scenario adds its own).
+GENERAL_LIMITS = (
+    "the booted guest's own memory (kernel slab, page tables, the initramfs in rootfs): the "
+    "simulator starts with every managed page free (see the baseline)",
+    "the guest's CPU speed and disk speed are real (TCG or KVM on this host), not [cost], "
+    "[swap] and [disk]: counters that depend on timing (kswapd vs direct) differ for that alone",
+    "per-CPU page lists and vmstat drift: the kernel's counters are exact only after the "
+    "snapshot's fold, the model has no per-CPU lists",
+)
+
+
+@dataclass
+class Row:
+    counter: str
+    real: list[int]
+    sim: list[int]
+    real_mean: float = 0.0
+    real_spread: float = 0.0
+    sim_mean: float = 0.0
+    sim_spread: float = 0.0
+    ratio: float | None = None
+    within: bool | None = None
+    spread_ok: bool = True
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "counter": self.counter, "real": self.real, "sim": self.sim,
+            "real_mean": self.real_mean, "real_spread_pct": self.real_spread,
+            "sim_mean": self.sim_mean, "sim_spread_pct": self.sim_spread,
+            "ratio": self.ratio, "within": self.within, "spread_ok": self.spread_ok,
+        }
+
+
+@dataclass
+class Comparison:
+    scenario: str
+    reps: int
+    seeds: int
+    kept: dict[str, Any]
+    rows: list[Row]
+    not_modelled: list[tuple[str, float, str]]
+    not_mirrored: list[str]
+    zones: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def score(self) -> tuple[int, int]:
+        judged = [r for r in self.rows if r.within is not None]
+        return sum(1 for r in judged if r.within), len(judged)
+
+    def as_json(self) -> dict[str, Any]:
+        k, m = self.score
+        return {
+            "scenario": self.scenario,
+            "real_reps": self.reps,
+            "sim_seeds": self.seeds,
+            "kernel": self.kept.get("kernel"),
+            "accel": self.kept.get("accel"),
+            "baseline": self.kept.get("baseline"),
+            "zones": self.zones,
+            "counters": [r.as_json() for r in self.rows],
+            "score": {"within": k, "compared": m, "low": LOW, "high": HIGH},
+            "not_modelled": [
+                {"counter": c, "real_mean": v, "why": why} for c, v, why in self.not_modelled
+            ],
+            "not_mirrored": self.not_mirrored,
+        }
+
+
+def mean(values: list[int] | list[float]) -> float:
+    return float(statistics.fmean(values)) if values else 0.0
+
+
+def spread(values: list[int] | list[float]) -> float:
+    """Coefficient of variation in percent (sample standard deviation / mean)."""
+    m = mean(values)
+    if len(values) < 2 or m == 0:
+        return 0.0
+    return 100.0 * statistics.stdev(values) / abs(m)
+
+
+def make_row(counter: str, real: list[int], sim: list[int]) -> Row:
+    row = Row(counter, real, sim)
+    row.real_mean, row.sim_mean = mean(real), mean(sim)
+    row.real_spread, row.sim_spread = spread(real), spread(sim)
+    if row.real_mean != 0:
+        row.ratio = row.sim_mean / row.real_mean
+        row.within = LOW <= row.ratio <= HIGH
+    row.spread_ok = row.sim_spread <= SPREAD_FACTOR * row.real_spread or row.sim_spread == 0
+    return row
+
+
+def zone_layout(zoneinfo: str) -> list[dict[str, Any]]:
+    """Each populated zone of a /proc/zoneinfo: name, spanned, present, managed pages, min."""
+    zones: list[dict[str, Any]] = []
+    cur: dict[str, Any] | None = None
+    for line in zoneinfo.splitlines():
+        s = line.split()
+        if line.startswith("Node ") and "zone" in s:
+            cur = {"zone": s[-1]}
+            zones.append(cur)
+        elif cur is not None and len(s) == 2 and s[0] in ("spanned", "present", "managed", "min"):
+            cur.setdefault(s[0], int(s[1]))
+    return [z for z in zones if z.get("present")]
+
+
+def sim_scenario(spec: GuestSpec, zoneinfo: Path, guest_settings: dict[str, str]) -> dict:
+    """The scenario as the simulator runs it beside the guest: the guest's captured zoneinfo
+    instead of `ram` (the zones, with the kernel's own reserved pages), and the guest's
+    min_free_kbytes unless the scenario sets one (the kernel computes it at boot from managed
+    pages that later change when the initramfs is freed)."""
+    doc = {k: (dict(v) if isinstance(v, dict) else v) for k, v in spec.document.items()}
+    host = dict(doc.get("host", {}))
+    for key in ("ram", "lowmem", "machine"):
+        host.pop(key, None)
+    host["zoneinfo"] = str(zoneinfo.resolve())
+    doc["host"] = host
+    sysctl = dict(doc.get("sysctl", {}))
+    if "min_free_kbytes" not in sysctl and guest_settings.get("min_free_kbytes", "").isdigit():
+        sysctl["min_free_kbytes"] = int(guest_settings["min_free_kbytes"])
+    doc["sysctl"] = sysctl
+    doc["name"] = spec.name
+    return doc
+
+
+def simulate(spec: GuestSpec, kept: dict[str, Any], seeds: int) -> list[dict[str, int]]:
+    """The simulator's vmstat for seeds 1..seeds (deterministic: same inputs, same numbers)."""
+    scenario = sim_scenario(spec, Path(kept["zoneinfo_path"]), kept.get("guest_settings", {}))
+    return [api.run(scenario, seed=s).vmstat for s in range(1, seeds + 1)]
+
+
+def compare(spec: GuestSpec, kept: dict[str, Any], seeds: int) -> Comparison:
+    """Compare the kept real results of ``spec`` with the simulator over ``seeds`` seeds."""
+    sims = simulate(spec, kept, seeds)
+    return build(spec, kept, sims)
+
+
+def build(spec: GuestSpec, kept: dict[str, Any], sims: list[dict[str, int]]) -> Comparison:
+    deltas = [rep["vmstat_delta"] for rep in kept["reps"]]
+    rows = []
+    for c in COMPARED:
+        if all(c in d for d in deltas) and all(c in s for s in sims):
+            rows.append(make_row(c, [d[c] for d in deltas], [s[c] for s in sims]))
+    not_modelled = []
+    for c, why in NOT_MODELLED.items():
+        if all(c in d for d in deltas):
+            m = mean([d[c] for d in deltas])
+            if m != 0:
+                not_modelled.append((c, m, why))
+    zones = []
+    zpath = Path(kept["zoneinfo_path"])
+    if zpath.is_file():
+        zones = zone_layout(zpath.read_text())
+    limits = list(GENERAL_LIMITS) + [x for x in spec.not_mirrored if x not in GENERAL_LIMITS]
+    return Comparison(spec.name, len(deltas), len(sims), kept, rows, not_modelled, limits, zones)

@@ -1,0 +1,265 @@
+"""One boot of the guest: disk images, the QEMU command line, and the serial console transcript
+turned into the measurements of one repetition.
+
+The console carries the kernel's own messages too (few: the guest boots with `quiet
+loglevel=1`), so the parser reads only what lies between the harness's markers and ignores
+the rest.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from . import initramfs, kernel
+from .errors import ValidateError
+from .spec import GuestSpec
+
+_BEGIN = re.compile(r"@@reclaimlab:begin (.+?)@@")
+_END = re.compile(r"@@reclaimlab:end (.+?)@@")
+_ERROR = re.compile(r"@@reclaimlab:error (.*?)@@")
+_DONE = "@@reclaimlab:done@@"
+
+# Boot and shutdown take a few seconds under KVM; the budget is for the workload.
+DEFAULT_TIMEOUT_S = 900.0
+
+
+@dataclass
+class Transcript:
+    """The sections of one console transcript, by name (``"vmstat before"`` ...)."""
+
+    sections: dict[str, str]
+    error: str | None
+    done: bool
+
+
+def parse_transcript(text: str) -> Transcript:
+    """Split a console transcript into its marked sections. Lines outside the markers (kernel
+    messages, the shell's) are ignored; a section cut short by the end of the transcript is
+    dropped, so a crashed guest shows up as a missing section, not as a half-read one."""
+    sections: dict[str, str] = {}
+    current: str | None = None
+    lines: list[str] = []
+    error = None
+    done = False
+    for raw in text.replace("\r", "").split("\n"):
+        if (m := _ERROR.search(raw)) is not None:
+            error = m.group(1).strip()
+            continue
+        if _DONE in raw:
+            done = True
+            continue
+        if current is None:
+            if (m := _BEGIN.search(raw)) is not None:
+                current, lines = m.group(1), []
+            continue
+        if (m := _END.search(raw)) is not None and m.group(1) == current:
+            sections[current] = "\n".join(lines) + ("\n" if lines else "")
+            current = None
+            continue
+        lines.append(raw)
+    return Transcript(sections, error, done)
+
+
+def parse_pairs(text: str) -> dict[str, int]:
+    """``name value`` lines (/proc/vmstat, the sysctl section) as name -> int; other lines
+    are skipped."""
+    out: dict[str, int] = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[1].lstrip("-").isdigit():
+            out[parts[0]] = int(parts[1])
+    return out
+
+
+def parse_meminfo(text: str) -> dict[str, int]:
+    """/proc/meminfo as name -> KiB (HugePages_* counts are kept as they are)."""
+    out: dict[str, int] = {}
+    for line in text.splitlines():
+        name, sep, rest = line.partition(":")
+        fields = rest.split()
+        if sep and fields and fields[0].isdigit():
+            out[name.strip()] = int(fields[0])
+    return out
+
+
+def parse_workload(text: str) -> dict[str, Any]:
+    """The workload program's `result ...` lines: elapsed time and each process's end."""
+    out: dict[str, Any] = {"elapsed_ns": None, "workloads": []}
+    for line in text.splitlines():
+        if not line.startswith("result "):
+            continue
+        fields = dict(f.split("=", 1) for f in line.split()[1:] if "=" in f)
+        if "elapsed_ns" in fields:
+            out["elapsed_ns"] = int(fields["elapsed_ns"])
+        elif "workload" in fields:
+            out["workloads"].append(
+                {
+                    "name": fields["workload"],
+                    "end_ns": int(fields.get("end_ns", 0)),
+                    "exit": int(fields.get("exit", -1)),
+                    "killed_by_signal": int(fields.get("killed", 0)),
+                }
+            )
+    return out
+
+
+REQUIRED = ("uname", "sysctl", "vmstat before", "meminfo before", "zoneinfo before",
+            "workload", "vmstat after", "meminfo after")
+
+
+def rep_from_transcript(text: str, source: str) -> dict[str, Any]:
+    """One repetition's record from a whole transcript; a ValidateError naming the missing
+    section (and the guest's own error line, if it printed one)."""
+    t = parse_transcript(text)
+    if t.error is not None:
+        raise ValidateError(f"{source}: the guest failed: {t.error}", exit_code=1)
+    missing = [s for s in REQUIRED if s not in t.sections]
+    if missing:
+        raise ValidateError(
+            f"{source}: the console transcript has no {missing[0]!r} section "
+            "(the guest crashed or timed out; read the transcript)",
+            exit_code=1,
+        )
+    before = parse_pairs(t.sections["vmstat before"])
+    after = parse_pairs(t.sections["vmstat after"])
+    work = parse_workload(t.sections["workload"])
+    if work["elapsed_ns"] is None:
+        raise ValidateError(f"{source}: the workload program printed no elapsed time", 1)
+    return {
+        "kernel": t.sections["uname"].strip(),
+        "guest_settings": {k: v for k, v in _settings(t.sections["sysctl"]).items()},
+        "wall_time_s": work["elapsed_ns"] / 1e9,
+        "workloads": work["workloads"],
+        "vmstat_before": before,
+        "vmstat_after": after,
+        "vmstat_delta": {k: after[k] - before[k] for k in after if k in before},
+        "meminfo_before": parse_meminfo(t.sections["meminfo before"]),
+        "meminfo_after": parse_meminfo(t.sections["meminfo after"]),
+        "zoneinfo_before": t.sections["zoneinfo before"],
+    }
+
+
+def _settings(text: str) -> dict[str, str]:
+    out = {}
+    for line in text.splitlines():
+        key, _, value = line.partition(" ")
+        if key:
+            out[key] = value.strip()
+    return out
+
+
+def _make_disks(spec: GuestSpec, work: Path) -> tuple[Path, Path]:
+    """A raw swap image of the scenario's size (mkswap runs in the guest) and a raw ext4 data
+    image made here with mkfs.ext4. Both sparse: only what the guest writes takes host disk."""
+    swap = work / "swap.img"
+    data = work / "data.img"
+    if spec.swap_bytes:
+        with open(swap, "wb") as f:
+            f.truncate(spec.swap_bytes)
+    else:
+        # The guest still gets a tiny vda, so the device names stay put; mkswap on 64 KiB
+        # fails, so scenarios without swap are refused earlier (see boot()).
+        raise ValidateError(f"{spec.path}: [swap] size is 0; the guest needs a swap disk", 2)
+    with open(data, "wb") as f:
+        f.truncate(spec.data_bytes)
+    mkfs = kernel.require("mkfs.ext4", "e2fsprogs")
+    # Inode tables and journal written now, so ext4lazyinit does not write during the run.
+    kernel.run_tool(
+        [mkfs, "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", str(data)],
+        "mkfs.ext4 on the data image",
+        300,
+    )
+    return swap, data
+
+
+def qemu_command(
+    spec: GuestSpec, k: kernel.Kernel, initrd: Path, swap: Path, data: Path, console: Path,
+    kvm: bool,
+) -> list[str]:
+    thp = "madvise" if spec.thp else "never"
+    append = " ".join([
+        "console=ttyS0", "quiet", "loglevel=1", "panic=-1", "rdinit=/init",
+        f"transparent_hugepage={thp}",
+        # zswap would keep swapped pages in RAM; off is the kernel's default, said explicitly.
+        "zswap.enabled=0",
+    ])
+    accel = ["-enable-kvm", "-cpu", "host"] if kvm else ["-accel", "tcg", "-cpu", "max"]
+    machine = "q35" if spec.machine == "q35" else "pc"
+    return [
+        kernel.qemu_binary(), "-machine", machine, *accel,
+        "-m", f"{spec.ram_bytes >> 20}M", "-smp", str(spec.cpus),
+        "-kernel", str(k.vmlinuz), "-initrd", str(initrd), "-append", append,
+        "-drive", f"file={swap},if=virtio,format=raw,cache=writeback",
+        "-drive", f"file={data},if=virtio,format=raw,cache=writeback",
+        "-display", "none", "-monitor", "none", "-serial", f"file:{console}",
+        "-nic", "none", "-no-reboot",
+    ]
+
+
+_PROBE = "@@reclaimlab:probe@@"
+
+
+def kvm_works(k: kernel.Kernel, busybox: Path, work: Path, timeout_s: float = 45.0) -> bool:
+    """Whether a KVM guest really runs here: /dev/kvm can exist and open while the guest never
+    gets going (nested virtualization without the host's support). Boots a tiny initramfs that
+    prints a marker and powers off; TCG is used when that does not come back in time."""
+    if not kernel.kvm_usable():
+        return False
+    work.mkdir(parents=True, exist_ok=True)
+    initrd = initramfs.build_probe(work / "probe.gz", busybox, _PROBE)
+    console = work / "probe.log"
+    console.unlink(missing_ok=True)
+    argv = [
+        kernel.qemu_binary(), "-machine", "q35", "-enable-kvm", "-cpu", "host", "-m", "256M",
+        "-kernel", str(k.vmlinuz), "-initrd", str(initrd),
+        "-append", "console=ttyS0 quiet loglevel=1 panic=-1 rdinit=/init",
+        "-display", "none", "-monitor", "none", "-serial", f"file:{console}",
+        "-nic", "none", "-no-reboot",
+    ]
+    try:
+        r = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        return False
+    return r.returncode == 0 and console.is_file() and _PROBE in console.read_text(errors="replace")
+
+
+def boot(
+    spec: GuestSpec, k: kernel.Kernel, work: Path, busybox: Path, workload: Path, seed: int,
+    kvm: bool, timeout_s: float = DEFAULT_TIMEOUT_S,
+) -> dict[str, Any]:
+    """Boot the guest once for ``spec`` in ``work`` (a scratch directory) and return the
+    repetition's record; the console transcript stays in ``work/console.log``."""
+    work.mkdir(parents=True, exist_ok=True)
+    swap, data = _make_disks(spec, work)
+    initrd = initramfs.build(work / "initrd.gz", spec, k.modules, busybox, workload, seed)
+    console = work / "console.log"
+    console.unlink(missing_ok=True)
+    argv = qemu_command(spec, k, initrd, swap, data, console, kvm)
+    t0 = time.monotonic()
+    try:
+        r = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s)
+    except FileNotFoundError:
+        raise ValidateError(f"{argv[0]} not found; {kernel.SETUP_HINT}") from None
+    except subprocess.TimeoutExpired:
+        raise ValidateError(
+            f"{spec.name}: the guest did not power off within {timeout_s:.0f} s "
+            f"(console: {console}); raise --timeout or shrink the workload",
+            exit_code=1,
+        ) from None
+    if r.returncode != 0:
+        last = r.stderr.strip().splitlines()
+        raise ValidateError(
+            f"{spec.name}: QEMU failed: {last[-1] if last else f'exit code {r.returncode}'}", 1
+        )
+    text = console.read_text(errors="replace") if console.is_file() else ""
+    rep = rep_from_transcript(text, str(console))
+    rep["boot_s"] = round(time.monotonic() - t0, 3)
+    # The images are scratch: up to the scenario's swap + data size each boot.
+    swap.unlink(missing_ok=True)
+    data.unlink(missing_ok=True)
+    return rep

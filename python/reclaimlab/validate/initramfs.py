@@ -1,0 +1,192 @@
+"""The guest's initramfs: busybox, the kernel modules the disks need (from the package, in
+dependency order), the workload program and its spec, and the /init script that sets the
+guest up, measures and powers off.
+
+The archive is a gzip'd cpio "newc" written here (no cpio binary needed), with fixed
+timestamps and owners so the same inputs give the same bytes.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+from pathlib import Path
+
+from .errors import ValidateError
+from .spec import DATA_MOUNT, GuestSpec
+
+# The modules the guest loads: the virtio PCI transport, its block driver, and ext4 with the
+# crc32c implementation its checksums ask the crypto API for (a soft dependency, which
+# modinfo's `depends=` does not list).
+ROOT_MODULES = ("virtio_pci", "virtio_blk", "crc32c_generic", "ext4")
+
+# Section markers on the serial console; guest.py's parser looks for exactly these.
+MARK = "@@reclaimlab"
+
+
+def _modinfo_depends(ko: Path) -> list[str]:
+    """The `depends=` list from a module's .modinfo strings (NUL-separated key=value)."""
+    data = ko.read_bytes()
+    for chunk in data.split(b"\0"):
+        if chunk.startswith(b"depends="):
+            text = chunk[len(b"depends=") :].decode("ascii", "replace")
+            return [d for d in text.split(",") if d]
+    return []
+
+
+def module_order(modules_dir: Path, roots=ROOT_MODULES) -> list[Path]:
+    """The .ko files for ``roots`` and everything they depend on, each after its dependencies
+    (the order insmod needs; the package has no modules.dep, depmod makes that at install)."""
+    index: dict[str, Path] = {}
+    for ko in sorted(modules_dir.rglob("*.ko")):
+        index.setdefault(ko.stem.replace("-", "_"), ko)
+    order: list[Path] = []
+    state: dict[str, str] = {}
+
+    def visit(name: str, chain: tuple[str, ...]) -> None:
+        key = name.replace("-", "_")
+        if state.get(key) == "done":
+            return
+        if state.get(key) == "visiting":
+            raise ValidateError(f"module dependency loop: {' -> '.join(chain + (key,))}")
+        ko = index.get(key)
+        if ko is None:
+            raise ValidateError(
+                f"module {key} (needed by {chain[-1] if chain else 'the guest'}) is not in "
+                f"{modules_dir}; is it built in? then drop it from ROOT_MODULES"
+            )
+        state[key] = "visiting"
+        for dep in _modinfo_depends(ko):
+            visit(dep, chain + (key,))
+        state[key] = "done"
+        order.append(ko)
+
+    for root in roots:
+        visit(root, ())
+    return order
+
+
+def init_script(spec: GuestSpec, modules: list[str], seed: int) -> str:
+    """The guest's /init (busybox sh). Every measurement goes to the console between
+    `@@reclaimlab:begin NAME@@` / `@@reclaimlab:end NAME@@` lines; a failure prints one
+    `@@reclaimlab:error ...@@` line and powers off, so the host never waits for its timeout."""
+    thp = "madvise" if spec.thp else "never"
+    sysctl_lines = "\n".join(
+        f"echo '{value}' > /proc/sys/vm/{key} || fail 'sysctl vm.{key}={value}'"
+        for key, value in spec.sysctls.items()
+    )
+    insmods = "\n".join(f"insmod /lib/modules/{m} || fail 'insmod {m}'" for m in modules)
+    return f"""#!/bin/busybox sh
+/bin/busybox mkdir -p /bin /sbin /usr/bin /usr/sbin /proc /sys /dev /tmp {DATA_MOUNT}
+/bin/busybox --install -s
+export PATH=/bin:/sbin:/usr/bin:/usr/sbin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev 2>/dev/null
+
+fail() {{ echo "{MARK}:error $*@@"; sync; poweroff -f; }}
+section() {{ echo "{MARK}:begin $1@@"; cat "$2"; echo "{MARK}:end $1@@"; }}
+snapshot() {{
+    section "vmstat $1" /proc/vmstat
+    section "meminfo $1" /proc/meminfo
+    section "zoneinfo $1" /proc/zoneinfo
+}}
+
+{insmods}
+# virtio devices are probed asynchronously: wait for both disks (10 s at most).
+n=0
+while [ ! -b /dev/vda ] || [ ! -b /dev/vdb ]; do
+    n=$((n + 1)); [ $n -gt 100 ] && fail 'virtio disks /dev/vda /dev/vdb did not appear'
+    sleep 0.1
+done
+
+# Classic two-list LRU: the simulator models it, not the multi-gen LRU.
+if [ -e /sys/kernel/mm/lru_gen/enabled ]; then
+    echo 0 > /sys/kernel/mm/lru_gen/enabled || fail 'could not disable lru_gen'
+fi
+echo {thp} > /sys/kernel/mm/transparent_hugepage/enabled || fail 'could not set THP'
+{sysctl_lines}
+
+mkswap /dev/vda >/dev/null || fail 'mkswap /dev/vda'
+swapon /dev/vda || fail 'swapon /dev/vda'
+mount -t ext4 -o noatime /dev/vdb {DATA_MOUNT} || fail 'mount /dev/vdb (ext4)'
+
+/reclaimlab-workload prepare /workload.spec || fail 'workload prepare'
+sync
+echo 3 > /proc/sys/vm/drop_caches
+# Let the writeback and the freeing of the preparation settle before the first snapshot.
+sleep 2
+
+section uname /proc/version
+echo "{MARK}:begin sysctl@@"
+for k in min_free_kbytes watermark_scale_factor swappiness page-cluster; do
+    echo "$k $(cat /proc/sys/vm/$k)"
+done
+echo "lru_gen $(cat /sys/kernel/mm/lru_gen/enabled 2>/dev/null || echo absent)"
+echo "thp $(cat /sys/kernel/mm/transparent_hugepage/enabled)"
+echo "{MARK}:end sysctl@@"
+snapshot before
+echo "{MARK}:begin workload@@"
+/reclaimlab-workload run /workload.spec {seed} || fail 'workload run'
+echo "{MARK}:end workload@@"
+snapshot after
+echo "{MARK}:done@@"
+sync
+poweroff -f
+"""
+
+
+class _Cpio:
+    """A cpio "newc" archive in memory."""
+
+    def __init__(self) -> None:
+        self.buf = io.BytesIO()
+        self.ino = 1
+
+    def _entry(self, name: str, mode: int, data: bytes = b"") -> None:
+        fields = [self.ino, mode, 0, 0, 1, 0, len(data), 0, 0, 0, 0, len(name) + 1, 0]
+        self.ino += 1
+        header = "070701" + "".join(f"{v:08X}" for v in fields)
+        self.buf.write(header.encode("ascii") + name.encode() + b"\0")
+        self.buf.write(b"\0" * (-(110 + len(name) + 1) % 4))
+        self.buf.write(data)
+        self.buf.write(b"\0" * (-len(data) % 4))
+
+    def directory(self, name: str) -> None:
+        self._entry(name, 0o040755)
+
+    def file(self, name: str, data: bytes, mode: int = 0o644) -> None:
+        self._entry(name, 0o100000 | mode, data)
+
+    def finish(self) -> bytes:
+        self._entry("TRAILER!!!", 0)
+        return self.buf.getvalue()
+
+
+def build(
+    out: Path, spec: GuestSpec, modules_dir: Path, busybox: Path, workload: Path, seed: int
+) -> Path:
+    """Write the initramfs for one boot of ``spec`` to ``out``."""
+    kos = module_order(modules_dir)
+    archive = _Cpio()
+    for d in ("bin", "lib", "lib/modules"):
+        archive.directory(d)
+    archive.file("bin/busybox", busybox.read_bytes(), 0o755)
+    for ko in kos:
+        archive.file(f"lib/modules/{ko.name}", ko.read_bytes())
+    archive.file("reclaimlab-workload", workload.read_bytes(), 0o755)
+    archive.file("workload.spec", spec.workload_spec.encode())
+    archive.file("init", init_script(spec, [k.name for k in kos], seed).encode(), 0o755)
+    out.write_bytes(gzip.compress(archive.finish(), compresslevel=6, mtime=0))
+    return out
+
+
+def build_probe(out: Path, busybox: Path, marker: str) -> Path:
+    """An initramfs whose /init prints ``marker`` and powers off: the KVM probe's guest."""
+    archive = _Cpio()
+    archive.directory("bin")
+    archive.file("bin/busybox", busybox.read_bytes(), 0o755)
+    init = f"#!/bin/busybox sh\n/bin/busybox echo '{marker}'\n/bin/busybox poweroff -f\n"
+    archive.file("init", init.encode(), 0o755)
+    out.write_bytes(gzip.compress(archive.finish(), compresslevel=6, mtime=0))
+    return out

@@ -1,0 +1,278 @@
+"""`reclaimlab validate`: the kept real-kernel data, the comparison against real simulator runs,
+the serial-console parser on a captured transcript, the workload program on this host, and the
+errors. Nothing here boots a VM."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import statistics
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import reclaimlab
+from reclaimlab import cli
+from reclaimlab.validate import compare, guest, initramfs, kernel, report, spec, store
+from reclaimlab.validate.errors import ValidateError
+
+ROOT = Path(__file__).resolve().parents[2]
+VALIDATION = ROOT / "validation"
+SCENARIOS = sorted(VALIDATION.glob("*.toml"))
+TRANSCRIPT = Path(__file__).with_name("data") / "validate-console.log"
+
+
+# --- the kept data ---------------------------------------------------------------------------
+
+def test_every_validation_scenario_has_complete_kept_results():
+    assert len(SCENARIOS) >= 5
+    for path in SCENARIOS:
+        s = spec.load(path)
+        assert s.ram_bytes == 512 << 20 and s.cpus == 2 and s.swap_bytes == 1 << 30
+        kept = store.load(s)  # checks fields, types and the scenario's content hash
+        assert len(kept["reps"]) >= 5, path
+        assert kept["kernel"].startswith("Linux version 6.1."), kept["kernel"]
+        assert kept["accel"] in ("KVM", "TCG") and kept["qemu"].startswith("QEMU")
+        assert kept["guest_settings"]["lru_gen"] in ("0x0000", "absent")
+        assert ("[madvise]" if s.thp else "[never]") in kept["guest_settings"]["thp"]
+        b = kept["baseline"]
+        assert 0 < b["MemFree_kib"] < b["MemTotal_kib"] <= 512 * 1024
+        for rep in kept["reps"]:
+            before, after, delta = rep["vmstat_before"], rep["vmstat_after"], rep["vmstat_delta"]
+            assert delta == {k: after[k] - before[k] for k in after if k in before}
+            assert rep["wall_time_s"] > 0
+            assert all(w["exit"] == 0 for w in rep["workloads"]), rep["workloads"]
+            assert "MemFree" in rep["meminfo_before"] and "MemFree" in rep["meminfo_after"]
+        zones = compare.zone_layout(Path(kept["zoneinfo_path"]).read_text())
+        assert [z["zone"] for z in zones] == ["DMA", "DMA32"]
+        assert sum(z["managed"] for z in zones) * 4 == b["MemTotal_kib"]
+
+
+def test_kept_results_of_an_edited_scenario_are_refused(tmp_path):
+    src = VALIDATION / "file-stream.toml"
+    (tmp_path / "real").mkdir()
+    edited = tmp_path / "file-stream.toml"
+    edited.write_text(src.read_text() + "\n# edited\n")
+    for suffix in (".json", ".zoneinfo"):
+        shutil.copy(VALIDATION / "real" / f"file-stream{suffix}", tmp_path / "real")
+    with pytest.raises(ValidateError, match="another version of .*--boot"):
+        store.load(spec.load(edited))
+
+
+def test_a_kept_file_missing_a_field_is_named(tmp_path):
+    data = json.loads((VALIDATION / "real" / "file-stream.json").read_text())
+    del data["reps"][1]["vmstat_delta"]
+    with pytest.raises(ValidateError, match=r"reps\[1\] has no 'vmstat_delta'"):
+        store.check(data, "x.json")
+
+
+# --- the comparison, on real simulator runs ----------------------------------------------------
+
+@pytest.fixture(scope="module")
+def seq_comparison():
+    s = spec.load(VALIDATION / "anon-seq-reread.toml")
+    kept = store.load(s)
+    return s, kept, compare.compare(s, kept, seeds=2)
+
+
+def test_ratios_means_and_spreads_match_an_independent_computation(seq_comparison):
+    s, kept, c = seq_comparison
+    # The simulator on the guest's zones, run here without the harness's help.
+    scenario = compare.sim_scenario(s, Path(kept["zoneinfo_path"]), kept["guest_settings"])
+    assert scenario["host"]["zoneinfo"].endswith("anon-seq-reread.zoneinfo")
+    assert "ram" not in scenario["host"]
+    assert scenario["sysctl"]["min_free_kbytes"] == int(kept["guest_settings"]["min_free_kbytes"])
+    sims = [reclaimlab.run(scenario, seed=k).vmstat for k in (1, 2)]
+    rows = {r.counter: r for r in c.rows}
+    for name in ("pswpout", "pswpin", "pgscan_kswapd", "pgsteal_anon"):
+        real = [rep["vmstat_delta"][name] for rep in kept["reps"]]
+        sim = [v[name] for v in sims]
+        real_mean, sim_mean = sum(real) / len(real), sum(sim) / len(sim)
+        r = rows[name]
+        assert r.real == real and r.sim == sim
+        assert r.real_mean == pytest.approx(real_mean)
+        assert r.sim_mean == pytest.approx(sim_mean)
+        assert r.ratio == pytest.approx(sim_mean / real_mean)
+        assert r.within == (0.8 <= sim_mean / real_mean <= 1.25)
+        cv = 100 * statistics.stdev(real) / real_mean
+        assert r.real_spread == pytest.approx(cv)
+        assert r.spread_ok == (r.sim_spread <= 3 * cv or r.sim_spread == 0)
+    assert rows["pswpout"].real_mean > 0  # the scenario swaps for real
+
+
+def test_score_counts_the_counters_nonzero_in_the_real_runs(seq_comparison):
+    _, kept, c = seq_comparison
+    judged = [r for r in c.rows if any(rep["vmstat_delta"][r.counter] for rep in kept["reps"])]
+    judged = [r for r in judged if r.real_mean != 0]
+    within = [r for r in judged if 0.8 <= r.sim_mean / r.real_mean <= 1.25]
+    assert c.score == (len(within), len(judged))
+    assert f"score: {len(within)} of {len(judged)} within [0.8, 1.25]" in report.text(c)
+
+
+def test_counters_the_model_lacks_are_listed_as_not_modelled(seq_comparison):
+    _, kept, c = seq_comparison
+    listed = {name: value for name, value, _ in c.not_modelled}
+    real_ra = statistics.fmean(rep["vmstat_delta"]["swap_ra"] for rep in kept["reps"])
+    assert real_ra > 0  # the kernel's swap readahead ran on the re-read pass
+    assert listed["swap_ra"] == pytest.approx(real_ra)
+    assert "swap_ra" not in {r.counter for r in c.rows}
+    text = report.text(c)
+    assert "not modelled" in text and "swap_ra: real mean" in text
+    js = c.as_json()
+    assert any(x["counter"] == "swap_ra" for x in js["not_modelled"])
+    assert js["score"]["within"] == c.score[0]
+
+
+def test_make_row_edge_cases():
+    r = compare.make_row("x", [0, 0], [5, 5])
+    assert r.ratio is None and r.within is None  # not judged: the kernel never moved it
+    r = compare.make_row("x", [100, 100], [100, 140])
+    assert r.ratio == pytest.approx(1.2) and r.within and not r.spread_ok  # real spread 0
+    assert compare.spread([7]) == 0.0
+
+
+def test_doc_markers_are_rewritten(tmp_path, seq_comparison):
+    _, _, c = seq_comparison
+    doc = tmp_path / "V.md"
+    doc.write_text(f"# head\n\n{report.DOC_BEGIN}\nOLD-TABLE\n{report.DOC_END}\n\ntail\n")
+    report.write_doc(doc, [c])
+    text = doc.read_text()
+    assert text.startswith("# head") and text.endswith("tail\n") and "OLD-TABLE" not in text
+    assert "| anon-seq-reread |" in text and "#### anon-seq-reread" in text
+
+
+# --- the serial console ------------------------------------------------------------------------
+
+def test_parser_reads_a_captured_transcript():
+    text = TRANSCRIPT.read_text()
+    # Kernel messages may interleave outside the markers; they must be ignored.
+    noisy = text.replace("@@reclaimlab:begin vmstat after@@",
+                         "[   41.1] Out of memory: noise\r\n@@reclaimlab:begin vmstat after@@")
+    rep = guest.rep_from_transcript(noisy, "t")
+    assert rep["vmstat_after"]["pswpin"] == 157341 and rep["vmstat_before"]["pswpin"] == 0
+    assert rep["vmstat_delta"]["swap_ra"] == 136598
+    assert rep["meminfo_before"]["MemFree"] == 430588
+    assert rep["guest_settings"]["thp"] == "always madvise [never]"
+    assert rep["workloads"] == [
+        {"name": "seq", "end_ns": 26091218700, "exit": 0, "killed_by_signal": 0}
+    ]
+    assert rep["wall_time_s"] == pytest.approx(26.0999534)
+    assert [z["zone"] for z in compare.zone_layout(rep["zoneinfo_before"])] == ["DMA", "DMA32"]
+
+
+def test_parser_names_what_a_cut_transcript_lacks():
+    text = TRANSCRIPT.read_text()
+    cut = text[: text.index("@@reclaimlab:end vmstat after@@")]
+    with pytest.raises(ValidateError, match="no 'vmstat after' section"):
+        guest.rep_from_transcript(cut, "t")
+    with pytest.raises(ValidateError, match="the guest failed: swapon /dev/vda"):
+        guest.rep_from_transcript("boot\n@@reclaimlab:error swapon /dev/vda@@\n", "t")
+
+
+# --- the guest's inputs --------------------------------------------------------------------------
+
+def test_guest_spec_and_what_it_cannot_mirror(tmp_path):
+    p = tmp_path / "s.toml"
+    p.write_text(
+        'name = "s"\n[host]\nram = "512MiB"\nthp = true\n[swap]\nsize = "1GiB"\n'
+        '[sysctl]\nswappiness = 100\n'
+        '[[workload]]\nname = "a"\nstart = "1s"\n[workload.anon]\nsize = "64MiB"\n'
+        'pattern = "zipf"\nzipf_alpha = 1.2\nthink = "2us"\n'
+        '[[workload]]\nname = "k"\nduration = "2s"\n[workload.highorder]\norder = 3\n'
+        '[[workload]]\nname = "f"\n[workload.file]\nsize = "16MiB"\nop = "write"\n'
+    )
+    s = spec.load(p)
+    assert s.sysctls == {"swappiness": "100"} and s.thp
+    lines = s.workload_spec.splitlines()
+    assert "workload name=a start_ns=1000000000 duration_ns=0" in lines
+    assert ("anon size=67108864 pattern=zipf alpha=1.2 passes=1 write_fraction=1.0 "
+            "think_ns=2000 hold_ns=0") in lines
+    assert "file size=16777216 op=write passes=1 hold_ns=0 path=/data/w2-f" in lines
+    assert not any(x.startswith("thp ") for x in lines)
+    assert any('gfp = "atomic"' in x and "cannot" in x for x in s.not_mirrored)
+    init = initramfs.init_script(s, ["virtio.ko"], 3)
+    assert "echo '100' > /proc/sys/vm/swappiness" in init
+    assert "echo madvise > /sys/kernel/mm/transparent_hugepage/enabled" in init
+    assert "/reclaimlab-workload run /workload.spec 3" in init
+
+
+def test_module_order_puts_dependencies_first(tmp_path):
+    def ko(name, deps):
+        (tmp_path / f"{name}.ko").write_bytes(b"\x7fELF\0license=GPL\0depends=" +
+                                              ",".join(deps).encode() + b"\0")
+    ko("ext4", ["jbd2", "mbcache", "crc16"])
+    ko("jbd2", [])
+    ko("mbcache", [])
+    ko("crc16", [])
+    ko("virtio-blk", ["virtio", "virtio_ring"])
+    ko("virtio", ["virtio_ring"])
+    ko("virtio_ring", [])
+    names = [p.stem for p in initramfs.module_order(tmp_path, ("virtio_blk", "ext4"))]
+    assert names == ["virtio_ring", "virtio", "virtio-blk", "jbd2", "mbcache", "crc16", "ext4"]
+    with pytest.raises(ValidateError, match="module nope .* is not in"):
+        initramfs.module_order(tmp_path, ("nope",))
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc")
+def test_workload_program_runs_a_small_spec_on_this_host(tmp_path):
+    binary = kernel.build_workload(tmp_path)
+    f = tmp_path / "data"
+    (tmp_path / "spec").write_text(
+        "workload name=a start_ns=0 duration_ns=0\n"
+        "anon size=4194304 pattern=random alpha=1.0 passes=2 write_fraction=0.5 think_ns=0 hold_ns=0\n"
+        "workload name=b start_ns=1000000 duration_ns=0\n"
+        f"file size=1048576 op=read passes=2 hold_ns=0 path={f}\n"
+    )
+    subprocess.run([binary, "prepare", tmp_path / "spec"], check=True, timeout=60)
+    assert f.stat().st_size == 1 << 20
+    out = subprocess.run([binary, "run", tmp_path / "spec", "1"], check=True, timeout=60,
+                         capture_output=True, text=True).stdout
+    work = guest.parse_workload(out)
+    assert sorted(w["name"] for w in work["workloads"]) == ["a", "b"]
+    assert all(w["exit"] == 0 for w in work["workloads"]) and work["elapsed_ns"] > 0
+
+
+# --- errors through the command line --------------------------------------------------------------
+
+def _cli(capsys, *argv):
+    code = cli.main(["validate", *map(str, argv)])
+    return code, capsys.readouterr().err
+
+
+def test_missing_scenario_is_exit_2(capsys):
+    code, err = _cli(capsys, "no/such.toml")
+    assert code == 2 and err.strip() == "error: no/such.toml: no such file"
+
+
+def test_malformed_scenario_is_exit_2_naming_the_place(tmp_path, capsys):
+    p = tmp_path / "bad.toml"
+    p.write_text('[host]\nram = "lots"\n')
+    code, err = _cli(capsys, p)
+    assert code == 2 and f"{p}:2:" in err and "Traceback" not in err
+
+
+def test_scenario_without_kept_results_is_exit_2_with_the_fix(tmp_path, capsys):
+    p = tmp_path / "fresh.toml"
+    p.write_text((VALIDATION / "file-stream.toml").read_text())
+    code, err = _cli(capsys, p)
+    assert code == 2
+    assert err.strip() == (
+        f"error: {tmp_path}/real/fresh.json: no kept real-kernel results for {p}; "
+        f"make them with `reclaimlab validate --boot {p}`"
+    )
+
+
+def test_missing_tool_is_one_line(monkeypatch):
+    monkeypatch.setattr(shutil, "which", lambda _name: None)
+    with pytest.raises(ValidateError, match=r"qemu-system-x86_64 not found \(Debian package "
+                       r"qemu-system-x86\); run `bash scripts/validate-setup.sh`"):
+        kernel.qemu_binary()
+
+
+def test_json_format(capsys):
+    code = cli.main(["validate", "--reps", "1", "--format", "json",
+                     str(VALIDATION / "file-stream.toml")])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0 and out["scenario"] == "file-stream" and out["sim_seeds"] == 1
+    assert out["score"]["compared"] == sum(1 for r in out["counters"] if r["real_mean"] != 0)
