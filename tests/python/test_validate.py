@@ -50,12 +50,17 @@ def test_every_validation_scenario_has_complete_kept_results():
 
 
 def test_kept_results_of_an_edited_scenario_are_refused(tmp_path):
+    """An edit to what the guest runs (here the file's size) invalidates the kept real data;
+    an edit to simulator-only settings ([cost]) or comments does not."""
     src = VALIDATION / "file-stream.toml"
     (tmp_path / "real").mkdir()
-    edited = tmp_path / "file-stream.toml"
-    edited.write_text(src.read_text() + "\n# edited\n")
     for suffix in (".json", ".zoneinfo"):
         shutil.copy(VALIDATION / "real" / f"file-stream{suffix}", tmp_path / "real")
+    edited = tmp_path / "file-stream.toml"
+    text = src.read_text()
+    edited.write_text(text.replace('scan_mapped = "15us"', 'scan_mapped = "16us"') + "\n# edited\n")
+    assert store.load(spec.load(edited))["scenario"] == "file-stream"
+    edited.write_text(text.replace('size = "1GiB"', 'size = "2GiB"', 1))
     with pytest.raises(ValidateError, match="another version of .*--boot"):
         store.load(spec.load(edited))
 
@@ -79,9 +84,15 @@ def seq_comparison():
 def test_ratios_means_and_spreads_match_an_independent_computation(seq_comparison):
     s, kept, c = seq_comparison
     # The simulator on the guest's zones, run here without the harness's help.
-    scenario = compare.sim_scenario(s, Path(kept["zoneinfo_path"]), kept["guest_settings"])
+    used = [r["meminfo_before"]["MemTotal"] - r["meminfo_before"]["MemFree"] for r in kept["reps"]]
+    scenario = compare.sim_scenario(
+        s, Path(kept["zoneinfo_path"]), kept["guest_settings"], round(sum(used) / len(used))
+    )
     assert scenario["host"]["zoneinfo"].endswith("anon-seq-reread.zoneinfo")
     assert "ram" not in scenario["host"]
+    # The booted guest's own memory is carried over (about 35 MB here).
+    assert scenario["host"]["kernel_used"] == f"{round(sum(used) / len(used))}KiB"
+    assert 20_000 < round(sum(used) / len(used)) < 60_000
     assert scenario["sysctl"]["min_free_kbytes"] == int(kept["guest_settings"]["min_free_kbytes"])
     sims = [reclaimlab.run(scenario, seed=k).vmstat for k in (1, 2)]
     rows = {r.counter: r for r in c.rows}
@@ -104,24 +115,36 @@ def test_ratios_means_and_spreads_match_an_independent_computation(seq_compariso
 def test_score_counts_the_counters_nonzero_in_the_real_runs(seq_comparison):
     _, kept, c = seq_comparison
     judged = [r for r in c.rows if any(rep["vmstat_delta"][r.counter] for rep in kept["reps"])]
-    judged = [r for r in judged if r.real_mean != 0]
+    # Counters the kernel moved less than once per thousand page allocations are not scored.
+    allocs = statistics.fmean(
+        sum(v for k, v in rep["vmstat_delta"].items() if k.startswith("pgalloc_"))
+        for rep in kept["reps"]
+    )
+    small = [r for r in judged if 0 < r.real_mean < allocs / 1000]
+    judged = [r for r in judged if r.real_mean >= allocs / 1000]
     within = [r for r in judged if 0.8 <= r.sim_mean / r.real_mean <= 1.25]
     assert c.score == (len(within), len(judged))
+    assert all(r.small and r.within is None for r in small)
+    assert {"pgactivate", "pgdeactivate"} <= {r.counter for r in small}  # a few dozen each
     assert f"score: {len(within)} of {len(judged)} within [0.8, 1.25]" in report.text(c)
 
 
 def test_counters_the_model_lacks_are_listed_as_not_modelled(seq_comparison):
     _, kept, c = seq_comparison
     listed = {name: value for name, value, _ in c.not_modelled}
-    real_ra = statistics.fmean(rep["vmstat_delta"]["swap_ra"] for rep in kept["reps"])
-    assert real_ra > 0  # the kernel's swap readahead ran on the re-read pass
-    assert listed["swap_ra"] == pytest.approx(real_ra)
-    assert "swap_ra" not in {r.counter for r in c.rows}
+    # The kernel's background compaction ran; the model compacts only for its workloads.
+    real_mig = statistics.fmean(rep["vmstat_delta"]["compact_migrate_scanned"] for rep in kept["reps"])
+    assert real_mig > 0
+    assert listed["compact_migrate_scanned"] == pytest.approx(real_mig)
+    assert "compact_migrate_scanned" not in {r.counter for r in c.rows}
     text = report.text(c)
-    assert "not modelled" in text and "swap_ra: real mean" in text
+    assert "not modelled" in text and "compact_migrate_scanned: real mean" in text
     js = c.as_json()
-    assert any(x["counter"] == "swap_ra" for x in js["not_modelled"])
+    assert any(x["counter"] == "compact_migrate_scanned" for x in js["not_modelled"])
     assert js["score"]["within"] == c.score[0]
+    # Swap readahead is modelled: it is compared, and agrees on the sequential re-read.
+    ra = {r.counter: r for r in c.rows}["swap_ra"]
+    assert ra.real_mean > 100_000 and ra.within
 
 
 def test_make_row_edge_cases():
@@ -275,4 +298,6 @@ def test_json_format(capsys):
                      str(VALIDATION / "file-stream.toml")])
     out = json.loads(capsys.readouterr().out)
     assert code == 0 and out["scenario"] == "file-stream" and out["sim_seeds"] == 1
-    assert out["score"]["compared"] == sum(1 for r in out["counters"] if r["real_mean"] != 0)
+    assert out["score"]["compared"] == sum(
+        1 for r in out["counters"] if r["real_mean"] != 0 and not r["below_noise_floor"]
+    )

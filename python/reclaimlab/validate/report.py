@@ -23,7 +23,7 @@ def _num(x: float) -> str:
 
 
 def _cells(r: Row) -> list[str]:
-    flag = "" if r.within is None else ("ok" if r.within else "OUT")
+    flag = "small" if r.small else "" if r.within is None else ("ok" if r.within else "OUT")
     return [
         r.counter,
         _num(r.real_mean), f"{r.real_spread:.1f}%",

@@ -9,6 +9,7 @@ sizes and durations are converted with the same units the scenario reference doc
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -74,9 +75,16 @@ class GuestSpec:
     document: dict[str, Any] = field(default_factory=dict)
 
 
-def content_hash(path: Path) -> str:
-    """sha256 of the scenario file's bytes: kept results name the scenario they were made for."""
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+def content_hash(spec: "GuestSpec") -> str:
+    """sha256 of what the guest runs (machine, sysctls, workload program arguments): kept real
+    results name the guest they were measured on. Simulator-only settings ([cost], [policy],
+    device latencies, comments) can change without invalidating them."""
+    guest = {
+        "ram_bytes": spec.ram_bytes, "cpus": spec.cpus, "swap_bytes": spec.swap_bytes,
+        "thp": spec.thp, "machine": spec.machine, "sysctls": spec.sysctls,
+        "data_bytes": spec.data_bytes, "workload_spec": spec.workload_spec,
+    }
+    return hashlib.sha256(json.dumps(guest, sort_keys=True).encode()).hexdigest()
 
 
 def load(path: str | Path) -> GuestSpec:
@@ -103,7 +111,7 @@ def load(path: str | Path) -> GuestSpec:
     spec = GuestSpec(
         name=str(info["name"]),
         path=p,
-        content_hash=content_hash(p),
+        content_hash="",
         ram_bytes=size_bytes(host.get("ram", "4GiB")),
         cpus=int(host.get("cpus", 2)),
         swap_bytes=size_bytes(doc.get("swap", {}).get("size", 0)),
@@ -116,6 +124,7 @@ def load(path: str | Path) -> GuestSpec:
     )
     _fill_workloads(spec, doc)
     _note_unmirrored(spec, doc)
+    spec.content_hash = content_hash(spec)
     return spec
 
 

@@ -80,6 +80,12 @@ enum State {
     Asleep {
         hz: usize,
     },
+    /// Woken from the nap or the sleep (the state it was in), not yet running: the scheduler's
+    /// wake-up latency (`[cost] wakeup_latency`) until `at`.
+    Woken {
+        from: Box<State>,
+        at: u64,
+    },
     Balancing(Box<BalanceRun>),
 }
 
@@ -148,8 +154,25 @@ impl Kswapd {
         self.awake_ns + self.awake_since.map_or(0, |s| now - s)
     }
 
-    /// A `wakeup_kswapd` found kswapd waiting and woke it. Returns when it runs next.
+    /// A `wakeup_kswapd` found kswapd waiting and woke it. Returns when it runs next: after
+    /// the wake-up latency, when it then reads the request (as the kernel's kswapd reads
+    /// `kswapd_order` once it runs).
     pub fn wake(&mut self, node: &mut Machine) -> Next {
+        let latency = node.cfg.cost.wakeup_latency_ns;
+        if latency > 0 && matches!(self.state, State::Napping { .. } | State::Asleep { .. }) {
+            let from = std::mem::replace(&mut self.state, State::Asleep { hz: 0 });
+            let at = node.now + latency;
+            self.state = State::Woken {
+                from: Box::new(from),
+                at,
+            };
+            return Next::At(at);
+        }
+        self.wake_now(node)
+    }
+
+    /// The wake itself, as kswapd starts running.
+    fn wake_now(&mut self, node: &mut Machine) -> Next {
         match self.state {
             State::Napping {
                 alloc_order,
@@ -163,6 +186,8 @@ impl Kswapd {
             }
             // Already running: the request was recorded in kswapd_order/highest_zoneidx.
             State::TrySleep { .. } | State::Balancing(_) => Next::At(node.now),
+            // Already woken: it runs when the wake-up latency is over.
+            State::Woken { at, .. } => Next::At(at),
         }
     }
 
@@ -202,6 +227,10 @@ impl Kswapd {
                 Next::Sleep
             }
             State::Balancing(run) => self.balance_step(node, run),
+            State::Woken { from, .. } => {
+                self.state = *from;
+                self.wake_now(node)
+            }
         }
     }
 

@@ -39,4 +39,8 @@ pub struct CostModel {
     /// One `balance_pgdat` priority iteration besides the pages it scans (watermark checks,
     /// lock round trips); it keeps an iteration that scans nothing from being free.
     pub balance_iteration_ns: u64,
+    /// From a wake-up to the woken kernel thread (kswapd) running on its CPU: the scheduler's
+    /// wake-up latency. Not in the spec: an estimate of tens of microseconds for an idle CPU
+    /// (an IPI and a context switch); a slower guest (TCG) takes far longer.
+    pub wakeup_latency_ns: u64,
 }

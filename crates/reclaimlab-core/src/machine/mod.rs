@@ -144,6 +144,8 @@ pub struct MachineParams {
     /// An aged zone: one unmovable page pinned in every `fragment_stride` pages.
     pub fragmented_zone: Option<usize>,
     pub fragment_stride: u32,
+    /// Pages the booted kernel holds before the run starts (unmovable, never freed).
+    pub kernel_used_pages: u64,
     pub swap_pages: u64,
     pub swapdev: DeviceParams,
     pub disk: DeviceParams,
@@ -288,7 +290,8 @@ impl Machine {
             BlockDevice::new(d, crate::engine::Rng::for_actor(p.seed, stream))
         };
         let wmark_builtin = p.policy.wmark_check.builtin();
-        Ok(Machine {
+        let kernel_used = p.kernel_used_pages;
+        let mut m = Machine {
             nid: 0,
             zones,
             frames,
@@ -332,7 +335,9 @@ impl Machine {
             }),
             outbox: Outbox::default(),
             tracepoints: Tracepoints::new(p.trace),
-        })
+        };
+        m.boot_kernel_pages(kernel_used)?;
+        Ok(m)
     }
 
     #[inline]

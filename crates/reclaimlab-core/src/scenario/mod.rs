@@ -78,6 +78,9 @@ pub struct HostConfig {
     pub fragmented_zone: Option<usize>,
     /// Pages per pinned page in `fragmented_zone`: a power of two, 2..=1024.
     pub fragment_stride: u32,
+    /// Memory the running kernel already holds when the scenario starts (slab, page tables,
+    /// an initramfs), held as unmovable kernel pages for the whole run.
+    pub kernel_used_bytes: u64,
 }
 
 impl HostConfig {

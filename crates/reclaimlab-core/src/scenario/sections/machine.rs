@@ -93,6 +93,13 @@ section! {
         )
         .unit("pages")
         .check(power_of_two);
+        kernel_used_bytes: 0 => Key::new(
+            "kernel_used",
+            Ty::Size { min: 0, max: 16 * 1024 * GIB },
+            "memory the booted kernel already holds when the run starts (slab, page tables, \
+             initramfs): unmovable kernel pages, never freed; MemTotal - MemFree of an idle machine",
+        )
+        .check(kernel_used_fits);
         cpu_contention: false => Key::new(
             "cpu_contention",
             Ty::Bool,
@@ -103,6 +110,21 @@ section! {
     children: [],
     rules: [],
     derived: None,
+}
+
+/// The kernel's own pages must leave room for the workloads.
+fn kernel_used_fits(h: &HostConfig, v: &Val) -> Result<(), Fix> {
+    match v {
+        Val::U(n) if h.zoneinfo.is_none() && *n >= h.ram_bytes / 2 => Err(Fix::new(
+            format!(
+                "kernel_used ({}) must be less than half of ram ({})",
+                format_size(*n),
+                format_size(h.ram_bytes)
+            ),
+            "give what the idle machine's kernel holds (MemTotal - MemFree), or raise ram",
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// lowmem is the part of RAM below 4 GiB (DMA + DMA32): it cannot exceed RAM either.
@@ -289,6 +311,7 @@ section! {
         compact_scan_ns: 20 => Key::new("compact_scan", LATENCY, "compaction scanners: per page frame looked at");
         migrate_page_ns: 2_000 => Key::new("migrate_page", LATENCY, "migrating one page (copy, rmap and page-table update)");
         balance_iteration_ns: 1_000 => Key::new("balance_iteration", LATENCY, "one balance_pgdat priority iteration besides its scanning (watermark checks, locks)");
+        wakeup_latency_ns: 20_000 => Key::new("wakeup_latency", LATENCY, "from waking kswapd to kswapd running on its CPU (scheduler wake-up latency)");
     }
     children: [],
     rules: [],

@@ -30,6 +30,7 @@ fn defaults_are_the_pinned_values() {
             zoneinfo: None,
             fragmented_zone: None,
             fragment_stride: DEFAULT_FRAGMENT_STRIDE,
+            kernel_used_bytes: 0,
         }
     );
     assert_eq!(DEFAULT_FRAGMENT_STRIDE, 8);
@@ -74,7 +75,7 @@ fn defaults_are_the_pinned_values() {
     );
     assert_eq!(
         costs(&s.cost),
-        [20, 1000, 1000, 5000, 300, 1000, 300, 1500, 2000, 100, 1000, 20, 2000, 1000]
+        [20, 1000, 1000, 5000, 300, 1000, 300, 1500, 2000, 100, 1000, 20, 2000, 1000, 20_000]
     );
     assert_eq!(
         s.oom,
@@ -151,6 +152,7 @@ fn costs(c: &CostModel) -> Vec<u64> {
         compact_scan_ns,
         migrate_page_ns,
         balance_iteration_ns,
+        wakeup_latency_ns,
     } = c.clone();
     vec![
         anon_touch_ns,
@@ -167,5 +169,6 @@ fn costs(c: &CostModel) -> Vec<u64> {
         compact_scan_ns,
         migrate_page_ns,
         balance_iteration_ns,
+        wakeup_latency_ns,
     ]
 }

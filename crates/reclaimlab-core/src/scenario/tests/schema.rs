@@ -57,7 +57,8 @@ fn host_fields(s: &HostConfig) -> Vec<(&'static str, String)> {
             lowmem_bytes,
             zoneinfo,
             fragmented_zone,
-            fragment_stride
+            fragment_stride,
+            kernel_used_bytes
         }
     )
 }
@@ -126,6 +127,7 @@ fn cost_fields(s: &CostModel) -> Vec<(&'static str, String)> {
             compact_scan_ns,
             migrate_page_ns,
             balance_iteration_ns,
+            wakeup_latency_ns
         }
     )
 }
