@@ -104,7 +104,7 @@ impl Machine {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::machine::frames::{pg, NIL};
+    use crate::machine::frames::pg;
 
     /// A 256 MiB machine with `n` swap writes in flight, submitted at time 0 (pfns 0..n are
     /// the pages being written).
@@ -116,7 +116,8 @@ mod tests {
         let scn = crate::scenario::parse_str(&text, "t.toml").unwrap();
         let mut m = crate::run::host_machine(&scn, 1, true).unwrap();
         for pfn in 0..n {
-            m.frames.set_page(pfn, pg::SWAPBACKED | pg::WRITEBACK, NIL);
+            // Owned by some vpage (which one does not matter to the end of writeback).
+            m.frames.set_page(pfn, pg::SWAPBACKED | pg::WRITEBACK, pfn);
             m.stat.nr_writeback += 1;
             m.swapdev.submit_write(0, pfn);
         }
