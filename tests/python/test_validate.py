@@ -301,3 +301,17 @@ def test_json_format(capsys):
     assert out["score"]["compared"] == sum(
         1 for r in out["counters"] if r["real_mean"] != 0 and not r["below_noise_floor"]
     )
+
+
+def test_overall_score_sums_the_scenarios(capsys):
+    paths = [str(VALIDATION / f"{n}.toml") for n in ("file-stream", "mix")]
+    code = cli.main(["validate", "--reps", "2", *paths])
+    out = capsys.readouterr().out
+    scores = [
+        tuple(int(x) for x in line.split()[1:4:2])
+        for line in out.splitlines()
+        if line.startswith("score: ")
+    ]
+    assert code == 0 and len(scores) == 2
+    k, m = sum(s[0] for s in scores), sum(s[1] for s in scores)
+    assert f"overall score: {k} of {m} within [0.8, 1.25]" in out

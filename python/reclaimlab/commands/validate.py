@@ -95,4 +95,6 @@ def main(args: argparse.Namespace) -> int:
     else:
         render = report.text if args.format == "table" else report.markdown
         sys.stdout.write("\n".join(render(c) for c in comparisons))
+        if len(comparisons) > 1:
+            sys.stdout.write(f"\n{report.overall(comparisons)}\n")
     return 0

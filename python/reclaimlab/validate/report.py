@@ -111,6 +111,14 @@ def summary_table(cs: Sequence[Comparison]) -> str:
                            "furthest off (sim/real)"], rows)
 
 
+def overall(cs: Sequence[Comparison]) -> str:
+    """The score over every scenario's compared counters together."""
+    k = sum(c.score[0] for c in cs)
+    m = sum(c.score[1] for c in cs)
+    pct = f" ({100 * k / m:.0f} %)" if m else ""
+    return f"overall score: {k} of {m} within [0.8, 1.25]{pct} over {len(cs)} scenarios"
+
+
 def write_doc(path: Path, cs: Sequence[Comparison]) -> None:
     """Replace the generated part of ``path`` (between the validate markers) with the summary
     and each scenario's table."""
@@ -119,7 +127,7 @@ def write_doc(path: Path, cs: Sequence[Comparison]) -> None:
     doc = path.read_text()
     if DOC_BEGIN not in doc or DOC_END not in doc:
         raise ValidateError(f"{path}: no `{DOC_BEGIN}` ... `{DOC_END}` markers to write between")
-    body = [DOC_BEGIN, "", summary_table(cs).rstrip("\n"), ""]
+    body = [DOC_BEGIN, "", summary_table(cs).rstrip("\n"), "", f"**{overall(cs)}**", ""]
     for c in cs:
         body += [markdown(c).replace("### ", "#### ", 1).rstrip("\n"), ""]
     body.append(DOC_END)
