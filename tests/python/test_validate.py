@@ -315,3 +315,16 @@ def test_overall_score_sums_the_scenarios(capsys):
     assert code == 0 and len(scores) == 2
     k, m = sum(s[0] for s in scores), sum(s[1] for s in scores)
     assert f"overall score: {k} of {m} within [0.8, 1.25]" in out
+
+
+def test_kswapd_wakeup_latency_from_the_guest_trace():
+    trace = "\n".join([
+        "# tracer: nop",
+        "      reclaim-110   [001] d.... 101.000100: sched_wakeup: comm=kswapd0 pid=45 prio=120 target_cpu=000",
+        "          <idle>-0     [000] d.... 101.000350: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=kswapd0 next_pid=45 next_prio=120",
+        # A wake-up of kswapd while it already runs: no switch follows before the next one.
+        "      reclaim-110   [001] d.... 101.002000: sched_wakeup: comm=kswapd0 pid=45 prio=120 target_cpu=000",
+        "      reclaim-110   [001] d.... 101.005000: sched_wakeup: comm=kswapd0 pid=45 prio=120 target_cpu=000",
+        "          <idle>-0     [000] d.... 101.006250: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=kswapd0 next_pid=45 next_prio=120",
+    ])
+    assert guest.kswapd_wakeup_latencies(trace) == [250.0, 1250.0]

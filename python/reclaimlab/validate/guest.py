@@ -112,6 +112,25 @@ REQUIRED = ("uname", "sysctl", "vmstat before", "meminfo before", "zoneinfo befo
             "workload", "vmstat after", "meminfo after")
 
 
+def kswapd_wakeup_latencies(trace: str) -> list[float]:
+    """Microseconds from each `sched_wakeup` of kswapd0 to the next `sched_switch` onto it, from
+    the guest's ftrace text (only kswapd0's events were traced). A wake-up of a task that is
+    already running has no switch after it before the next wake-up and is skipped."""
+    woken: float | None = None
+    out: list[float] = []
+    for line in trace.splitlines():
+        m = re.search(r"\s(\d+\.\d+): (sched_wakeup|sched_switch):", line)
+        if m is None:
+            continue
+        t = float(m.group(1))
+        if m.group(2) == "sched_wakeup":
+            woken = t
+        elif woken is not None and "next_comm=kswapd0" in line:
+            out.append(round((t - woken) * 1e6, 1))
+            woken = None
+    return out
+
+
 def rep_from_transcript(text: str, source: str) -> dict[str, Any]:
     """One repetition's record from a whole transcript; a ValidateError naming the missing
     section (and the guest's own error line, if it printed one)."""
@@ -141,7 +160,11 @@ def rep_from_transcript(text: str, source: str) -> dict[str, Any]:
         "meminfo_before": parse_meminfo(t.sections["meminfo before"]),
         "meminfo_after": parse_meminfo(t.sections["meminfo after"]),
         "zoneinfo_before": t.sections["zoneinfo before"],
-    }
+    } | (
+        {"kswapd_wakeup_us": kswapd_wakeup_latencies(t.sections["sched"])}
+        if "sched" in t.sections
+        else {}
+    )
 
 
 def _settings(text: str) -> dict[str, str]:

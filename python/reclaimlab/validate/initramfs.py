@@ -126,9 +126,24 @@ echo "lru_gen $(cat /sys/kernel/mm/lru_gen/enabled 2>/dev/null || echo absent)"
 echo "thp $(cat /sys/kernel/mm/transparent_hugepage/enabled)"
 echo "{MARK}:end sysctl@@"
 snapshot before
+# kswapd's wake-ups and its switches onto a CPU, for its wake-up latency (the simulator's
+# [cost] wakeup_latency): only kswapd0's own events, so the buffer stays small.
+T=/sys/kernel/tracing
+if mount -t tracefs nodev $T 2>/dev/null; then
+    echo 4096 > $T/buffer_size_kb
+    echo 'comm == "kswapd0"' > $T/events/sched/sched_wakeup/filter
+    echo 'next_comm == "kswapd0"' > $T/events/sched/sched_switch/filter
+    echo 1 > $T/events/sched/sched_wakeup/enable
+    echo 1 > $T/events/sched/sched_switch/enable
+    echo 1 > $T/tracing_on
+fi
 echo "{MARK}:begin workload@@"
 /reclaimlab-workload run /workload.spec {seed} || fail 'workload run'
 echo "{MARK}:end workload@@"
+if [ -e $T/tracing_on ]; then
+    echo 0 > $T/tracing_on
+    section sched $T/trace
+fi
 snapshot after
 echo "{MARK}:done@@"
 sync

@@ -1,0 +1,59 @@
+"""Measure kswapd's wake-up latency in the validation guest, the figure behind the validation
+scenarios' `[cost] wakeup_latency`: one boot of a validation scenario (default
+anon-seq-reread) with kswapd0's sched_wakeup/sched_switch events traced during the workload
+(the guest's /init always traces them), written to validation/real/kswapd-wakeup.json.
+
+Usage: .venv/bin/python scripts/validate-wakeup.py [SCENARIO] [--accel kvm|tcg]
+Needs what `reclaimlab validate --boot` needs (bash scripts/validate-setup.sh).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import statistics
+import sys
+from pathlib import Path
+
+from reclaimlab.validate import guest, kernel, spec, store
+from reclaimlab.validate.errors import ValidateError
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("scenario", nargs="?", default="anon-seq-reread")
+    p.add_argument("--accel", choices=("kvm", "tcg"), default="tcg")
+    args = p.parse_args()
+    try:
+        s = spec.load(ROOT / "validation" / f"{args.scenario}.toml")
+        k = kernel.fetch_kernel(store.CACHE)
+        rep = guest.boot(s, k, store.CACHE / "work-wakeup" / s.name, kernel.busybox_binary(),
+                         kernel.build_workload(store.CACHE), 1, args.accel == "kvm")
+    except ValidateError as e:
+        print(f"validate-wakeup: {e}", file=sys.stderr)
+        return e.exit_code
+    lat = rep.get("kswapd_wakeup_us", [])
+    if len(lat) < 10:
+        print(f"validate-wakeup: only {len(lat)} kswapd wake-ups traced; nothing written",
+              file=sys.stderr)
+        return 1
+    q = statistics.quantiles(lat, n=10)
+    out = {
+        "what": "kswapd0 wake-up latency: microseconds from each sched_wakeup of kswapd0 to the "
+                "next sched_switch onto it, during one run of the scenario's workload",
+        "scenario": s.name, "accel": args.accel.upper(), "kernel": rep["kernel"],
+        "date": datetime.date.today().isoformat(), "wakeups": len(lat),
+        "mean_us": round(statistics.fmean(lat), 1), "median_us": statistics.median(lat),
+        "p10_us": q[0], "p90_us": q[-1], "latencies_us": lat,
+    }
+    path = ROOT / "validation" / "real" / "kswapd-wakeup.json"
+    path.write_text(json.dumps(out, indent=1) + "\n")
+    print(f"{path}: {len(lat)} wake-ups, mean {out['mean_us']} us, median {out['median_us']} us")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
