@@ -140,6 +140,7 @@ pub fn host_params(scn: &Scenario, seed: u64, trace: bool) -> Result<MachinePara
         lowmem_reserve_ratio: scn.sysctl.lowmem_reserve_ratio,
         fragmented_zone: scn.host.fragmented_zone,
         fragment_stride: scn.host.fragment_stride,
+        cpus: scn.host.cpus.max(1),
         swap_pages: s.size_bytes / PAGE_SIZE,
         swapdev: device(
             s.read_latency_ns,

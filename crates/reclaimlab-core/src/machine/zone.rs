@@ -1,9 +1,44 @@
-//! One memory zone: its span, buddy free area, watermarks and reserves (core-mm §1.2, §2).
+//! One memory zone: its span, buddy free area, per-CPU page lists, watermarks and reserves
+//! (core-mm §1.2, §1.5, §2).
 
 use super::buddy::FreeArea;
+use super::frames::List;
 use super::layout::ZoneSpan;
-use super::watermark::{self, Watermarks};
+use super::watermark::{self, Watermarks, MIGRATE_PCPTYPES};
 use super::{MAX_NR_ZONES, ZONE_NAMES};
+
+/// One CPU's page lists of a zone (`struct per_cpu_pages`, core-mm §1.5): free order-0 pages
+/// kept back from the buddy lists, one list per migratetype. The page allocator works them
+/// (`page_alloc/pcp.rs`); they are declared here, beside the zone, as `mmzone.h` does.
+#[derive(Debug, Clone)]
+pub struct PerCpuPages {
+    /// Newest at the head (handed out first), oldest at the tail (given back first).
+    pub lists: [List; MIGRATE_PCPTYPES],
+    /// Pages on all the lists.
+    pub count: u32,
+    /// Give pages back to the buddy once `count` reaches this (`pcp->high`).
+    pub high: u32,
+    /// Pages moved to or from the buddy at a time (`pcp->batch`).
+    pub batch: u32,
+    /// Frees in a row without an allocation double the next give-back (`pcp->free_factor`).
+    pub free_factor: u32,
+}
+
+impl PerCpuPages {
+    /// Empty lists sized for a zone of `managed` pages whose low watermark is `low`, on a node
+    /// of `cpus` CPUs (`zone_batchsize`, `zone_highsize`).
+    pub fn new(managed: u64, low: u64, cpus: u64) -> PerCpuPages {
+        let batch = watermark::pcp_batch(managed);
+        let high = watermark::pcp_high(low, cpus, batch);
+        PerCpuPages {
+            lists: [List::default(); MIGRATE_PCPTYPES],
+            count: 0,
+            high: high as u32,
+            batch: batch as u32,
+            free_factor: 0,
+        }
+    }
+}
 
 #[derive(Debug, Clone)]
 pub struct Zone {
@@ -18,6 +53,11 @@ pub struct Zone {
     pub nr_reserved_highatomic: u64,
     /// NUMA counters of the zone (single node: every allocation is a local hit).
     pub numa_hit: u64,
+    /// Per-CPU page lists, one per CPU of the machine (empty for an unmanaged zone).
+    pub pcp: Vec<PerCpuPages>,
+    /// `ZONE_RECLAIM_ACTIVE`: kswapd is balancing the node for this zone, so the per-CPU lists
+    /// keep at most four batches (`nr_pcp_high`).
+    pub reclaim_active: bool,
 }
 
 impl Zone {

@@ -71,6 +71,8 @@ pub fn build(inp: &SummaryInput) -> String {
                 "high": zone.high_wmark_pages(),
                 "protection": zone.lowmem_reserve.to_vec(),
                 "free_at_end": zone.free_pages(),
+                // Free pages cached on the per-CPU lists: not in `free_at_end` (NR_FREE_PAGES).
+                "pcp_at_end": node.pcp_pages(z),
             })
         })
         .collect();

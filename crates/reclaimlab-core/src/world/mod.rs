@@ -224,6 +224,7 @@ impl World {
             }
             Slot::Actor(a) => {
                 let (home, cpu) = self.homes[i];
+                self.machines[home].set_cpu(cpu);
                 let q = &self.queue;
                 let waiting = |a: ActorId| q.due(a).is_some_and(|t| t <= now);
                 if let Some(free) = self.cpus[home].admit(cpu, now, id, waiting) {
@@ -297,6 +298,7 @@ impl World {
                     continue;
                 };
                 let now = self.queue.now();
+                self.machines[m].set_cpu(self.homes[i].1);
                 let mut cx = StepCx {
                     now,
                     me: id,
