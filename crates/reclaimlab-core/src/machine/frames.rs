@@ -12,8 +12,8 @@
 //! | 8-35  | `prev` frame number; all ones (2^28 - 1) is `NIL`                              |
 //! | 36-63 | `next`, same encoding                                                          |
 //!
-//! The buddy free lists, the per-CPU page lists and the LRU lists share the links: a frame is
-//! on at most one list.
+//! The buddy free lists and the LRU lists share the links: a frame is on at most one list.
+//! (The per-CPU page lists keep their frame numbers in rings of their own, `zone::PerCpuPages`.)
 //! Frame numbers fit in 28 bits with a value to spare for `NIL` because `Machine::new`
 //! refuses more than 2^28 - 1 frames (`PTE_PFN_MASK`, 1 TiB). The flags are in the low byte
 //! so that testing or setting one is a single instruction on the word; `NIL` as all ones
@@ -344,14 +344,19 @@ impl Frames {
 
     // ------------------------------------------------------------ per-CPU lists
 
-    /// Make `pfn` a free page on a per-CPU list of migratetype `mt` (no flag, no owner). The
-    /// type is kept so that a page pulled off a list by address (compaction) finds its list.
+    /// Make `pfn`, a frame without flags or links (the buddy's, or freed), a free page on a
+    /// per-CPU list of type `mt`; the type lets compaction find the list of a page by address.
     #[inline]
     pub fn set_pcp(&mut self, pfn: u32, mt: usize) {
-        debug_assert!(mt < 3);
-        let i = pfn as usize;
-        self.owner[i] = ST_PCP | mt as u32;
-        self.link[i] &= !FLAGS;
+        debug_assert!(mt < 3 && self.link[pfn as usize] & FLAGS == 0);
+        self.owner[pfn as usize] = ST_PCP | mt as u32;
+    }
+
+    /// A page leaving a per-CPU list for the buddy: a plain free frame again.
+    #[inline]
+    pub fn clear_pcp(&mut self, pfn: u32) {
+        debug_assert!(self.pcp_mt(pfn).is_some());
+        self.owner[pfn as usize] = ST_NIL;
     }
 
     /// The migratetype list of a page on a per-CPU list, if it is on one.
@@ -414,7 +419,7 @@ impl Frames {
             ST_NIL => FrameState::NoOwner,
             ST_ALLOCATED => FrameState::Allocated,
             ST_RESERVED => FrameState::Reserved,
-            _ if s.wrapping_sub(ST_PCP) < 3 => FrameState::Pcp {
+            _ if self.pcp_mt(pfn).is_some() => FrameState::Pcp {
                 mt: (s - ST_PCP) as usize,
             },
             _ => {
@@ -576,11 +581,8 @@ mod tests {
         fr.clear_buddy_head(0);
         assert_eq!((fr.buddy_order(0), fr.owner(0)), (None, NIL));
         fr.set_pcp(2, 1);
-        assert_eq!(
-            (fr.state(2), fr.pcp_mt(2), fr.flags(2)),
-            (FrameState::Pcp { mt: 1 }, Some(1), 0)
-        );
-        assert!((0..16).all(|o| !fr.is_buddy_head_of_order(2, o)) && fr.buddy_order(2).is_none());
+        assert_eq!(fr.state(2), FrameState::Pcp { mt: 1 });
+        assert!((0..16).all(|o| !fr.is_buddy_head_of_order(2, o)) && fr.flags(2) == 0);
         for o in 0..16 {
             assert!(!fr.is_buddy_head_of_order(0, o));
         }

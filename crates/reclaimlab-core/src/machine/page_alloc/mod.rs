@@ -365,7 +365,8 @@ impl Machine {
 
     // ---------------------------------------------------------------- freeing
 
-    /// Free an order-0 frame (`free_unref_page`): onto the current CPU's per-CPU list.
+    /// Free an order-0 frame whose flags the caller cleared (`free_unref_page`): onto the
+    /// current CPU's per-CPU list.
     #[inline]
     pub fn free_frame(&mut self, pfn: u32) {
         self.free_unref_page(pfn);
@@ -374,12 +375,12 @@ impl Machine {
     /// Free a kernel allocation of 2^order pages (`__free_pages`): order 0 through the per-CPU
     /// lists, larger blocks straight to the buddy.
     pub fn free_pages(&mut self, pfn: u32, order: u32) {
+        for p in pfn..pfn + (1 << order) {
+            self.frames.set_flags(p, 0);
+        }
         if order == 0 {
             self.free_unref_page(pfn);
             return;
-        }
-        for p in pfn..pfn + (1 << order) {
-            self.frames.set_flags(p, 0);
         }
         let z = self.zone_of(pfn);
         self.zones[z]
