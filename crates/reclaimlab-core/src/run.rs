@@ -141,6 +141,7 @@ pub fn host_params(scn: &Scenario, seed: u64, trace: bool) -> Result<MachinePara
         fragmented_zone: scn.host.fragmented_zone,
         fragment_stride: scn.host.fragment_stride,
         kernel_used_pages: scn.host.kernel_used_bytes / PAGE_SIZE,
+        cpus: scn.host.cpus.max(1),
         swap_pages: s.size_bytes / PAGE_SIZE,
         swapdev: device(
             s.read_latency_ns,
@@ -159,6 +160,7 @@ pub fn host_params(scn: &Scenario, seed: u64, trace: bool) -> Result<MachinePara
         config: MachineConfig {
             swappiness: scn.sysctl.swappiness,
             page_cluster: scn.sysctl.page_cluster,
+            pcp_lists: scn.host.pcp_lists,
             cost: scn.cost.clone(),
             readahead_pages: d.readahead_pages.max(1),
             dirty_ratio: scn.writeback.dirty_ratio,

@@ -121,3 +121,31 @@ fn file_readahead_allocations_may_enter_direct_reclaim() {
     assert!(counter(&out, "allocstall_movable") > 0);
     assert_eq!(counter(&out, "pswpout"), 0);
 }
+
+/// With `[host] pcp_lists` the same run keeps order-0 pages on per-CPU lists: the invariant
+/// checks (which count those pages) hold, the lists hold pages at the end, and zoneinfo prints
+/// their counts; without it (the default) no summary field or count appears.
+#[test]
+fn per_cpu_page_lists_hold_pages_and_the_invariants() {
+    let mut scn = one_and_a_half_ram("");
+    scn.host.pcp_lists = true;
+    let out = go(&scn, false);
+    assert_eq!(counter(&out, "oom_kill"), 0);
+    let s = summary(&out);
+    let held: u64 = s["zones"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|z| z["pcp_at_end"].as_u64().unwrap())
+        .sum();
+    assert!(held > 0, "no page on a per-CPU list at the end");
+    let counts: u64 = out
+        .zoneinfo
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("count: "))
+        .map(|v| v.trim().parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(counts, held);
+    let off = go(&one_and_a_half_ram(""), false);
+    assert!(summary(&off)["zones"][0].get("pcp_at_end").is_none());
+}

@@ -311,6 +311,9 @@ impl Kswapd {
         for z in 0..=hz.min(MAX_NR_ZONES - 1) {
             if node.zones[z].is_managed() {
                 zone_boosts[z] = node.zones[z].watermark_boost;
+                // set_reclaim_active: the zones' per-CPU lists keep at most four batches
+                // while kswapd works on them, so freed pages reach the buddy sooner.
+                node.zones[z].reclaim_active = true;
             }
         }
         let nr_boost_reclaim: u64 = zone_boosts.iter().sum();
@@ -445,6 +448,9 @@ impl Kswapd {
 
     /// The `out:` label of `balance_pgdat` and the return into `kswapd()`'s loop.
     fn balance_out(&mut self, node: &mut Machine, run: Box<BalanceRun>) -> Next {
+        for z in 0..=run.hz.min(MAX_NR_ZONES - 1) {
+            node.zones[z].reclaim_active = false;
+        }
         if run.boosted {
             for z in 0..MAX_NR_ZONES {
                 let b = &mut node.zones[z].watermark_boost;

@@ -6,7 +6,8 @@
 //! list. Pageblock migratetypes live in a byte per pageblock owned by the node
 //! (`pageblock_mt`, indexed by `pfn >> PAGEBLOCK_ORDER`).
 //!
-//! Abstraction (core-mm §10.2): no per-CPU page lists; a freed page goes straight to the buddy.
+//! Order-0 pages reach these lists through the per-CPU page lists (`page_alloc/pcp.rs`), in
+//! batches; higher orders come and go directly.
 
 use super::frames::{pg, Frames, List, NIL};
 use super::watermark::{
@@ -90,9 +91,25 @@ impl FreeArea {
         pfn >= self.start && pfn < self.end && fr.is_buddy_head_of_order(pfn, order)
     }
 
-    /// `__free_one_page`: free a block of 2^order pages at `pfn` and merge it with its buddies.
+    /// `__free_one_page`: free a block of 2^order pages at `pfn` and merge it with its buddies,
+    /// onto the list of its pageblock's migratetype.
+    #[inline]
     pub fn free(&mut self, fr: &mut Frames, pageblock_mt: &[u8], pfn: u32, order: usize) {
         let mt = pageblock_mt[pageblock_of(pfn)] as usize;
+        self.free_as(fr, pageblock_mt, pfn, order, mt);
+    }
+
+    /// `__free_one_page` onto migratetype `mt`'s list: a page coming back from a per-CPU list
+    /// keeps the type it was cached under (its pageblock's type when it was freed, or the type
+    /// it was taken for).
+    pub fn free_as(
+        &mut self,
+        fr: &mut Frames,
+        pageblock_mt: &[u8],
+        pfn: u32,
+        order: usize,
+        mt: usize,
+    ) {
         self.free_pages += 1 << order;
         let mut pfn = pfn;
         let mut order = order;

@@ -185,13 +185,18 @@ impl Machine {
         if self.zones[z].free_pages() - free_inside < used as u64 {
             return false;
         }
-        // Take the block's free pieces off the free lists so targets come from elsewhere.
+        // Take the block's free pieces off the free lists so targets come from elsewhere. Its
+        // free pages on per-CPU lists join the block too (the kernel drains the compacting
+        // CPU's lists as the migrate scanner moves on; the model drains what is in the block).
         let mut p = blk;
         while p < blk + size {
             if let Some(o) = self.frames.buddy_order(p) {
                 self.zones[z].free_area.take_block(&mut self.frames, p);
                 p += 1 << o;
             } else {
+                if self.frames.pcp_mt(p).is_some() {
+                    self.pcp_take(z, p);
+                }
                 p += 1;
             }
         }
@@ -218,7 +223,8 @@ impl Machine {
         true
     }
 
-    /// Pages in use in [blk, blk+size) if every one can be migrated, else None.
+    /// Pages in use in [blk, blk+size) if every one can be migrated, else None. Free pages,
+    /// in the buddy or on a per-CPU list, are not in use.
     fn block_movable_pages(&self, blk: u32, size: u32) -> Option<u32> {
         let mut used = 0;
         for p in blk..blk + size {

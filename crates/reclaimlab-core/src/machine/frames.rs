@@ -13,6 +13,7 @@
 //! | 36-63 | `next`, same encoding                                                          |
 //!
 //! The buddy free lists and the LRU lists share the links: a frame is on at most one list.
+//! (The per-CPU page lists keep their frame numbers in rings of their own, `zone::PerCpuPages`.)
 //! Frame numbers fit in 28 bits with a value to spare for `NIL` because `Machine::new`
 //! refuses more than 2^28 - 1 frames (`PTE_PFN_MASK`, 1 TiB). The flags are in the low byte
 //! so that testing or setting one is a single instruction on the word; `NIL` as all ones
@@ -24,8 +25,9 @@
 //! |-------|--------------------------------------------------------------------------------|
 //! | 0-30  | state: a vpage below [`OWNER_LIMIT`] (the virtual page mapped to the frame),    |
 //! |       | or one of the sentinels: no owner, free buddy block head (with its order in    |
-//! |       | bits 0-3 and the migratetype list it is on in bits 4-5), kernel allocation,    |
-//! |       | reserved (zone padding)                                                        |
+//! |       | bits 0-3 and the migratetype list it is on in bits 4-5), free page on a        |
+//! |       | per-CPU list (its migratetype list in bits 0-1), kernel allocation, reserved    |
+//! |       | (zone padding)                                                                 |
 //! | 31    | `pg::WORKINGSET` (bit 8 of the flag view)                                      |
 //!
 //! The sentinels replace the `BUDDY`, `ALLOCATED` and `RESERVED` flags and the buddy order:
@@ -82,6 +84,8 @@ const STATE: u32 = 0x7fff_ffff;
 const OWNER_WS: u32 = 0x8000_0000;
 /// Owner sentinels (see the module comment).
 const ST_BUDDY: u32 = 0x7fff_ff00;
+/// Just above the buddy states, so that `is_buddy_head_of_order` never matches it.
+const ST_PCP: u32 = ST_BUDDY + 0x40;
 const ST_ALLOCATED: u32 = 0x7fff_fffd;
 const ST_RESERVED: u32 = 0x7fff_fffe;
 const ST_NIL: u32 = 0x7fff_ffff;
@@ -112,6 +116,10 @@ pub enum FrameState {
     /// Head of a free buddy block of this order on this migratetype's list.
     Buddy {
         order: usize,
+        mt: usize,
+    },
+    /// A free order-0 page on a per-CPU list of this migratetype.
+    Pcp {
         mt: usize,
     },
     Allocated,
@@ -334,6 +342,30 @@ impl Frames {
         (((self.owner[pfn as usize] & STATE).wrapping_sub(ST_BUDDY) >> 4) & 3) as usize
     }
 
+    // ------------------------------------------------------------ per-CPU lists
+
+    /// Make `pfn`, a frame without flags or links (the buddy's, or freed), a free page on a
+    /// per-CPU list of type `mt`; the type lets compaction find the list of a page by address.
+    #[inline]
+    pub fn set_pcp(&mut self, pfn: u32, mt: usize) {
+        debug_assert!(mt < 3 && self.link[pfn as usize] & FLAGS == 0);
+        self.owner[pfn as usize] = ST_PCP | mt as u32;
+    }
+
+    /// A page leaving a per-CPU list for the buddy: a plain free frame again.
+    #[inline]
+    pub fn clear_pcp(&mut self, pfn: u32) {
+        debug_assert!(self.pcp_mt(pfn).is_some());
+        self.owner[pfn as usize] = ST_NIL;
+    }
+
+    /// The migratetype list of a page on a per-CPU list, if it is on one.
+    #[inline]
+    pub fn pcp_mt(&self, pfn: u32) -> Option<usize> {
+        let b = (self.owner[pfn as usize] & STATE).wrapping_sub(ST_PCP);
+        (b < 3).then_some(b as usize)
+    }
+
     // ------------------------------------------------------------ links
 
     #[inline]
@@ -387,6 +419,9 @@ impl Frames {
             ST_NIL => FrameState::NoOwner,
             ST_ALLOCATED => FrameState::Allocated,
             ST_RESERVED => FrameState::Reserved,
+            _ if self.pcp_mt(pfn).is_some() => FrameState::Pcp {
+                mt: (s - ST_PCP) as usize,
+            },
             _ => {
                 let b = s - ST_BUDDY;
                 let (order, mt) = ((b & 0x0f) as usize, (b >> 4) as usize);
@@ -545,6 +580,9 @@ mod tests {
         assert!(fr.is_buddy_head_of_order(0, 10) && !fr.is_buddy_head_of_order(0, 2));
         fr.clear_buddy_head(0);
         assert_eq!((fr.buddy_order(0), fr.owner(0)), (None, NIL));
+        fr.set_pcp(2, 1);
+        assert_eq!(fr.state(2), FrameState::Pcp { mt: 1 });
+        assert!((0..16).all(|o| !fr.is_buddy_head_of_order(2, o)) && fr.flags(2) == 0);
         for o in 0..16 {
             assert!(!fr.is_buddy_head_of_order(0, o));
         }

@@ -50,7 +50,7 @@ use swapfile::SwapSpace;
 use tracepoint::{Tracepoint, Tracepoints};
 use vmstat::VmEvents;
 use watermark::MIGRATE_MOVABLE;
-use zone::Zone;
+use zone::{PerCpuPages, Zone};
 
 pub use memory::{Access, TaskCtx};
 pub use signal::Signal;
@@ -118,6 +118,8 @@ pub struct MachineConfig {
     pub swappiness: u64,
     /// `vm.page-cluster` (swap readahead window order).
     pub page_cluster: u64,
+    /// Per-CPU page lists in use (`[host] pcp_lists`).
+    pub pcp_lists: bool,
     pub cost: CostModel,
     pub readahead_pages: u64,
     pub dirty_ratio: u64,
@@ -146,6 +148,8 @@ pub struct MachineParams {
     pub fragment_stride: u32,
     /// Pages the booted kernel holds before the run starts (unmovable, never freed).
     pub kernel_used_pages: u64,
+    /// CPUs of the machine: one set of per-CPU page lists each, and the divisor of `pcp->high`.
+    pub cpus: u32,
     pub swap_pages: u64,
     pub swapdev: DeviceParams,
     pub disk: DeviceParams,
@@ -181,6 +185,9 @@ pub struct Machine {
     pub min_free_kbytes: u64,
     /// Current simulated time (set by the world before each actor runs).
     pub now: u64,
+    /// The CPU the running actor is on (set by the world with `now`, through `set_cpu`): whose
+    /// per-CPU page lists allocations take from and frees go to.
+    pub cpu: usize,
     /// Dirty file pages waiting for the flusher, oldest first: (vpage, time dirtied).
     pub dirty_queue: std::collections::VecDeque<(u32, u64)>,
     /// OOM victim whose memory is not yet reaped (no new kill until it is).
@@ -242,6 +249,7 @@ impl Machine {
             p.watermark_scale_factor,
         );
         let reserve = watermark::setup_lowmem_reserve(&managed, &p.lowmem_reserve_ratio);
+        let cpus = p.cpus.max(1) as u64;
 
         if let Some(z) = p.fragmented_zone.filter(|&z| managed[z] == 0) {
             let name = ZONE_NAMES[z];
@@ -283,6 +291,10 @@ impl Machine {
                 lowmem_reserve: reserve[z],
                 nr_reserved_highatomic: 0,
                 numa_hit: 0,
+                pcp: (0..cpus)
+                    .map(|_| PerCpuPages::new(managed[z], wm[z].low, cpus))
+                    .collect(),
+                reclaim_active: false,
             }
         });
 
@@ -318,6 +330,7 @@ impl Machine {
             policy: p.policy,
             min_free_kbytes,
             now: 0,
+            cpu: 0,
             dirty_queue: Default::default(),
             oom_victim_pending: None,
             oom_kills: Vec::new(),
@@ -338,6 +351,17 @@ impl Machine {
         };
         m.boot_kernel_pages(kernel_used)?;
         Ok(m)
+    }
+
+    /// Run what follows on `cpu` (an actor's home CPU; one beyond the machine's wraps around).
+    #[inline]
+    pub fn set_cpu(&mut self, cpu: u32) {
+        let n = self.zones[0].pcp.len();
+        self.cpu = if (cpu as usize) < n {
+            cpu as usize
+        } else {
+            cpu as usize % n
+        };
     }
 
     #[inline]

@@ -1,5 +1,6 @@
 //! Consistency checks of the whole machine state, run between events by tests
-//! (`InvariantMode`): every frame is in exactly one place, free + used = total per zone, list
+//! (`InvariantMode`): every frame is in exactly one place (a buddy block, a per-CPU list, an
+//! LRU list, a kernel allocation), buddy free + per-CPU + used = total per zone, list
 //! counts match their contents, reverse and forward maps agree, swap slots add up, and the
 //! vmstat event counters never decrease. The packed encodings are checked too: every frame's
 //! state word holds a valid state that agrees with where the frame is, frames off every list
@@ -18,7 +19,8 @@ use crate::machine::{MAX_NR_ZONES, MAX_ORDER};
 #[derive(Debug, Clone)]
 pub struct Checker {
     prev_events: [u64; NR_VM_EVENTS],
-    /// Where each frame was found: 0 nowhere, 1 free, 2 on an LRU list.
+    /// Where each frame was found: 0 nowhere, 1 free, 2 on an LRU list, 3 a kernel page,
+    /// 4 on a per-CPU list.
     seen: Vec<u8>,
 }
 
@@ -117,6 +119,38 @@ impl Checker {
                     fa.free_pages
                 ));
             }
+            // Per-CPU lists: free order-0 pages of this zone, not in the buddy's count, kept in
+            // rings (no links).
+            for (cpu, pcp) in zone.pcp.iter().enumerate() {
+                let mut count = 0u64;
+                for (mt, list) in pcp.lists.iter().enumerate() {
+                    for p in list.iter() {
+                        if p < fa.start || p >= fa.end {
+                            return Err(format!(
+                                "zone {z} cpu {cpu}: page {p} is outside the zone"
+                            ));
+                        }
+                        if fr.state(p) != (FrameState::Pcp { mt })
+                            || fr.page_flags(p) != 0
+                            || (fr.prev(p), fr.next(p)) != (NIL, NIL)
+                        {
+                            return Err(format!("zone {z} cpu {cpu}: page {p} on the type-{mt} per-CPU list is not a free page of that type, or has flags or links"));
+                        }
+                        if self.seen[p as usize] != 0 {
+                            return Err(format!("frame {p} is in two places (per-CPU list)"));
+                        }
+                        self.seen[p as usize] = 4;
+                        used_per_zone[z] += 1;
+                    }
+                    count += list.len() as u64;
+                }
+                if count != pcp.count as u64 {
+                    return Err(format!(
+                        "zone {z} cpu {cpu}: pcp count {} but its lists hold {count}",
+                        pcp.count
+                    ));
+                }
+            }
         }
         // LRU lists.
         let mut zone_size = [[0u64; NR_LRU_LISTS]; MAX_NR_ZONES];
@@ -180,10 +214,11 @@ impl Checker {
                     used_per_zone[z] += 1;
                 }
             }
+            // `used_per_zone` includes the pages on per-CPU lists: free, but not NR_FREE_PAGES.
             let total = zone.free_pages() + used_per_zone[z];
             if total != zone.managed() {
                 return Err(format!(
-                    "zone {z}: free {} + used {} != managed {}",
+                    "zone {z}: free {} + per-CPU and used {} != managed {}",
                     zone.free_pages(),
                     used_per_zone[z],
                     zone.managed()
@@ -192,7 +227,7 @@ impl Checker {
             for p in zone.free_area.start..zone.free_area.end {
                 if self.seen[p as usize] == 0 {
                     return Err(format!(
-                        "frame {p} of zone {z} is neither free, on an LRU list, nor a kernel page"
+                        "frame {p} of zone {z} is neither free, on a per-CPU or LRU list, nor a kernel page"
                     ));
                 }
             }

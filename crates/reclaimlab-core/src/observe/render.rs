@@ -80,8 +80,6 @@ pub fn vmstat_text(node: &Machine) -> String {
 pub fn zone_snapshots(node: &Machine, cpus: u64) -> [ZoneSnapshot; MAX_NR_ZONES] {
     std::array::from_fn(|z| {
         let zone = &node.zones[z];
-        let batch = watermark::pcp_batch(zone.managed());
-        let high = watermark::pcp_high(zone.wmark.low, cpus, batch);
         ZoneSnapshot {
             free: zone.free_pages(),
             boost: zone.watermark_boost,
@@ -95,12 +93,15 @@ pub fn zone_snapshots(node: &Machine, cpus: u64) -> [ZoneSnapshot; MAX_NR_ZONES]
             protection: zone.lowmem_reserve,
             zone_stats: zone_stats(node, z),
             numa_stats: numa_stats(node, z),
-            // PCP lists are abstracted away (core-mm §10.2): always empty.
-            pcp: (0..cpus)
-                .map(|_| PcpSnapshot {
-                    count: 0,
-                    high,
-                    batch,
+            // `high` as set at boot: the kernel prints `pcp->high`, which ZONE_RECLAIM_ACTIVE
+            // does not change (it caps the list in `nr_pcp_high` only).
+            pcp: zone
+                .pcp
+                .iter()
+                .map(|p| PcpSnapshot {
+                    count: p.count as u64,
+                    high: p.high as u64,
+                    batch: p.batch as u64,
                 })
                 .collect(),
             stat_threshold: watermark::stat_threshold(zone.managed(), cpus),

@@ -63,7 +63,7 @@ pub fn build(inp: &SummaryInput) -> String {
         .filter(|&z| node.zones[z].is_managed())
         .map(|z| {
             let zone = &node.zones[z];
-            json!({
+            let mut v = json!({
                 "zone": ZONE_NAMES[z],
                 "managed": zone.managed(),
                 "min": zone.min_wmark_pages(),
@@ -71,7 +71,12 @@ pub fn build(inp: &SummaryInput) -> String {
                 "high": zone.high_wmark_pages(),
                 "protection": zone.lowmem_reserve.to_vec(),
                 "free_at_end": zone.free_pages(),
-            })
+            });
+            if node.cfg.pcp_lists {
+                // Free pages cached on the per-CPU lists: not in `free_at_end` (NR_FREE_PAGES).
+                v["pcp_at_end"] = node.pcp_pages(z).into();
+            }
+            v
         })
         .collect();
     let workloads: Vec<Value> = inp

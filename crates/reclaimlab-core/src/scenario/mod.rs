@@ -81,6 +81,9 @@ pub struct HostConfig {
     /// Memory the running kernel already holds when the scenario starts (slab, page tables,
     /// an initramfs), held as unmovable kernel pages for the whole run.
     pub kernel_used_bytes: u64,
+    /// Model 6.1's per-CPU page lists (order-0 pages cached per CPU, invisible to the
+    /// watermark checks); off: every free goes straight to the buddy.
+    pub pcp_lists: bool,
 }
 
 impl HostConfig {

@@ -276,6 +276,7 @@ impl World {
                 self.members[i].slot = Slot::Observer(Some(obs));
             }
             Slot::Actor(a) => {
+                self.machines[home].set_cpu(cpu);
                 let q = &self.queue;
                 let waiting = |a: ActorId| q.due(a).is_some_and(|t| t <= now);
                 if let Some(free) = self.cpus[home].admit(cpu, now, id, waiting) {
@@ -351,6 +352,8 @@ impl World {
                     continue;
                 };
                 let now = self.queue.now();
+                let cpu = member.cpu;
+                self.machines[m].set_cpu(cpu);
                 let mut cx = StepCx {
                     now,
                     me: id,

@@ -47,6 +47,8 @@ fn zone(
         lowmem_reserve,
         nr_reserved_highatomic: 0,
         numa_hit: 0,
+        pcp: Vec::new(),
+        reclaim_active: false,
     }
 }
 

@@ -100,6 +100,12 @@ section! {
              initramfs): unmovable kernel pages, never freed; MemTotal - MemFree of an idle machine",
         )
         .check(kernel_used_fits);
+        pcp_lists: false => Key::new(
+            "pcp_lists",
+            Ty::Bool,
+            "model the per-CPU page lists (order-0 pages cached per CPU, unseen by the watermark \
+             checks); off: frees go straight to the buddy (faster; see docs/MODEL.md)",
+        );
         cpu_contention: false => Key::new(
             "cpu_contention",
             Ty::Bool,

@@ -31,6 +31,7 @@ fn defaults_are_the_pinned_values() {
             fragmented_zone: None,
             fragment_stride: DEFAULT_FRAGMENT_STRIDE,
             kernel_used_bytes: 0,
+            pcp_lists: false,
         }
     );
     assert_eq!(DEFAULT_FRAGMENT_STRIDE, 8);

@@ -58,7 +58,8 @@ fn host_fields(s: &HostConfig) -> Vec<(&'static str, String)> {
             zoneinfo,
             fragmented_zone,
             fragment_stride,
-            kernel_used_bytes
+            kernel_used_bytes,
+            pcp_lists
         }
     )
 }

@@ -1,10 +1,15 @@
 //! The page allocator's paths (core-mm §3): `get_page_from_freelist`, the slow path with kswapd
 //! wakeups, direct reclaim, retries and the OOM killer.
 //!
+//! Order-0 pages come from and go to the current CPU's per-CPU page lists (`pcp.rs`); higher
+//! orders use the buddy lists directly.
+//!
 //! Time. Retries that the kernel makes in a loop happen in real time while I/O completes and
 //! other CPUs reclaim. The simulator runs a task's slow path as one step; when reclaim made no
 //! progress the task sleeps one jiffy (the kernel's `reclaim_throttle`/`cond_resched` back-off)
 //! and retries on its next step, keeping `no_progress_loops` across steps.
+
+pub mod pcp;
 
 use super::compaction::{CompactResult, CompactStats};
 use super::frames::{pg, NIL};
@@ -12,7 +17,7 @@ use super::gfp::{self, gfp_migratetype, gfp_zone, Gfp};
 use super::signal::Signal;
 use super::tracepoint::Tracepoint;
 use super::watermark::alloc_flags::*;
-use super::watermark::MIGRATE_MOVABLE;
+use super::watermark::{MIGRATE_MOVABLE, MIGRATE_PCPTYPES};
 use super::{Access, Machine, TaskCtx, JIFFY_NS};
 use super::{MAX_NR_ZONES, PAGE_ALLOC_COSTLY_ORDER};
 use crate::machine::vmstat::VmEvent;
@@ -23,7 +28,8 @@ pub const MAX_RECLAIM_RETRIES: u32 = 16;
 const IMMEDIATE_RETRIES: u32 = 4;
 
 impl Machine {
-    /// Walk the zonelist and take a page from the first zone that passes the watermark.
+    /// Walk the zonelist and take a page from the first zone that passes the watermark. The
+    /// check sees only the buddy's free pages; a page can then come off a per-CPU list.
     #[inline]
     pub fn get_page_from_freelist(
         &mut self,
@@ -43,12 +49,18 @@ impl Machine {
             {
                 continue;
             }
-            let zone = &mut self.zones[z];
-            if let Some(p) =
-                zone.free_area
-                    .rmqueue(&mut self.frames, &mut self.pageblock_mt, order as usize, mt)
-            {
-                zone.numa_hit += 1;
+            let page = if order == 0 && mt < MIGRATE_PCPTYPES && self.cfg.pcp_lists {
+                self.rmqueue_pcplist(z, mt)
+            } else {
+                self.zones[z].free_area.rmqueue(
+                    &mut self.frames,
+                    &mut self.pageblock_mt,
+                    order as usize,
+                    mt,
+                )
+            };
+            if let Some(p) = page {
+                self.zones[z].numa_hit += 1;
                 self.vm.add(VmEvent::pgalloc(z), 1 << order);
                 self.frames.set_flags(p, pg::ALLOCATED);
                 return Some(p);
@@ -170,6 +182,12 @@ impl Machine {
                 return Err(Access::Yield);
             };
             if progress > 0 {
+                if let Some(p) = self.get_page_from_freelist(order, alloc_flags, hz, mt) {
+                    return Ok(p);
+                }
+                // Reclaimed pages may sit on per-CPU lists, where the watermark check cannot
+                // see them: give every list back to the buddy and try once more.
+                self.drain_all_pages();
                 if let Some(p) = self.get_page_from_freelist(order, alloc_flags, hz, mt) {
                     return Ok(p);
                 }
@@ -362,9 +380,19 @@ impl Machine {
 
     // ---------------------------------------------------------------- freeing
 
-    /// Free an order-0 frame to the buddy allocator (`free_unref_page`, PCP lists abstracted away).
+    /// Free an order-0 frame whose flags the caller cleared (`free_unref_page`): onto the
+    /// current CPU's per-CPU list, or straight to the buddy without them.
     #[inline]
     pub fn free_frame(&mut self, pfn: u32) {
+        if self.cfg.pcp_lists {
+            self.free_unref_page(pfn);
+        } else {
+            self.free_to_buddy(pfn);
+        }
+    }
+
+    #[inline]
+    fn free_to_buddy(&mut self, pfn: u32) {
         let z = self.zone_of(pfn);
         self.frames.set_owner(pfn, NIL);
         self.zones[z]
@@ -373,10 +401,15 @@ impl Machine {
         self.vm.add(VmEvent::Pgfree, 1);
     }
 
-    /// Free a kernel allocation of 2^order pages (`__free_pages`).
+    /// Free a kernel allocation of 2^order pages (`__free_pages`): order 0 through the per-CPU
+    /// lists, larger blocks straight to the buddy.
     pub fn free_pages(&mut self, pfn: u32, order: u32) {
         for p in pfn..pfn + (1 << order) {
             self.frames.set_flags(p, 0);
+        }
+        if order == 0 {
+            self.free_frame(pfn);
+            return;
         }
         let z = self.zone_of(pfn);
         self.zones[z]
