@@ -210,7 +210,10 @@ fn examples_are_deterministic_and_seed_sensitive() {
             "{name}: a different seed changed nothing"
         );
         if name != "file-streaming" {
-            assert!(a.vmstat != c.vmstat, "{name}: a different seed changed no counter");
+            assert!(
+                a.vmstat != c.vmstat,
+                "{name}: a different seed changed no counter"
+            );
         }
         // A lone streaming reader is the exception: kswapd keeps up with it, so every page is
         // read once and reclaimed once by kswapd, whatever the disk latencies; only the

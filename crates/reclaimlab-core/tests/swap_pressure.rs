@@ -3,8 +3,8 @@
 //! windows, and readahead may reclaim (the throttles' wake-up rules are unit tests in
 //! `machine/vmscan/throttle.rs`). Run in release (`cargo test --release`).
 
-use reclaimlab_core::scenario::{parse_str, Scenario};
 use reclaimlab_core::observe::ftrace::TraceFormat;
+use reclaimlab_core::scenario::{parse_str, Scenario};
 use reclaimlab_core::{run, InvariantMode, RunOptions, RunOutput};
 
 fn scenario(body: &str) -> Scenario {
@@ -58,9 +58,16 @@ fn one_and_a_half_ram_with_swap_equal_to_ram_finishes_without_oom() {
     let (pswpout, steal) = (counter(&out, "pswpout"), counter(&out, "pgsteal_anon"));
     // What is written out is freed one writeback later. The only pages written and not
     // reclaimed are the last ones rotated to the inactive tail when the program exited.
-    assert!(steal * 100 >= pswpout * 98, "pgsteal_anon {steal} vs pswpout {pswpout}");
+    assert!(
+        steal * 100 >= pswpout * 98,
+        "pgsteal_anon {steal} vs pswpout {pswpout}"
+    );
     // Pages under writeback are no longer re-activated en masse.
-    assert!(counter(&out, "pgactivate") * 100 < pswpout, "pgactivate {}", counter(&out, "pgactivate"));
+    assert!(
+        counter(&out, "pgactivate") * 100 < pswpout,
+        "pgactivate {}",
+        counter(&out, "pgactivate")
+    );
     // Each end of writeback of a page reclaim wanted rotates it to the inactive tail.
     assert_eq!(counter(&out, "pgrotated"), pswpout);
 }
@@ -75,7 +82,10 @@ fn pages_under_writeback_are_bounded_by_the_request_slots() {
         let out = go(&scn, false);
         let peak = *column(&out, "nr_writeback").iter().max().unwrap();
         assert!(peak > 0, "nothing was ever under writeback");
-        assert!(peak as u64 <= nr_requests * 32, "nr_requests {nr_requests}: peak {peak}");
+        assert!(
+            peak as u64 <= nr_requests * 32,
+            "nr_requests {nr_requests}: peak {peak}"
+        );
         assert_eq!(counter(&out, "oom_kill"), 0);
     }
 }
@@ -93,7 +103,10 @@ fn swap_readahead_reads_windows_on_a_sequential_reread() {
     // In order, nearly every page read ahead is used.
     assert!(hit * 100 >= ra * 99, "swap_ra_hit {hit} of swap_ra {ra}");
     // Windows reach 8 pages: well under a quarter of the pages read are faults.
-    assert!(majfault * 5 < pswpin, "pgmajfault {majfault}, pswpin {pswpin}");
+    assert!(
+        majfault * 5 < pswpin,
+        "pgmajfault {majfault}, pswpin {pswpin}"
+    );
 
     let mut off = one_and_a_half_ram("");
     off.sysctl.page_cluster = 0;
@@ -117,7 +130,10 @@ fn file_readahead_allocations_may_enter_direct_reclaim() {
         .lines()
         .filter(|l| l.contains("mm_vmscan_direct_reclaim_begin:") && l.contains("__GFP_NORETRY"))
         .count();
-    assert!(noretry > 0, "no readahead allocation entered direct reclaim");
+    assert!(
+        noretry > 0,
+        "no readahead allocation entered direct reclaim"
+    );
     assert!(counter(&out, "allocstall_movable") > 0);
     assert_eq!(counter(&out, "pswpout"), 0);
 }

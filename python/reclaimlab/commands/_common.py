@@ -29,6 +29,17 @@ def claim_result_dir(taken: dict[str, str], scenario_name: str, scenario: object
     return dirname
 
 
+def positive_int(text: str) -> int:
+    """An argparse type: an integer of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, not {text!r}")
+    return value
+
+
 def seed_arg(text: str) -> int:
     try:
         value = int(text, 0)

@@ -11,7 +11,7 @@ from pathlib import Path
 from .. import api
 from ..compare import RENDERERS, Column
 from ..results import RunDirError, load_run
-from ._common import CliError, claim_result_dir
+from ._common import CliError, claim_result_dir, positive_int
 
 NAME = "compare"
 HELP = "compare runs in an mmtests-style table"
@@ -24,22 +24,12 @@ DESCRIPTION = (
 )
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, not {text!r}")
-    return value
-
-
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "runs", nargs="+", metavar="RUN", help="result directories (scenario files with --seeds)"
     )
     p.add_argument(
-        "--seeds", type=_positive, metavar="N", help="run each scenario file for seeds 1..N"
+        "--seeds", type=positive_int, metavar="N", help="run each scenario file for seeds 1..N"
     )
     p.add_argument(
         "--out",

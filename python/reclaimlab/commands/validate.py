@@ -11,7 +11,7 @@ from pathlib import Path
 from ..validate import compare, report, spec, store
 from ..validate.errors import ValidateError
 from ..validate.guest import DEFAULT_TIMEOUT_S
-from ._common import CliError
+from ._common import CliError, positive_int
 
 NAME = "validate"
 HELP = "compare a scenario on a real 6.1 kernel (QEMU guest) with the simulator"
@@ -24,21 +24,11 @@ DESCRIPTION = (
 VALIDATION_DIR = Path("validation")
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, not {text!r}")
-    return value
-
-
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("scenarios", nargs="*", metavar="SCENARIO", help="validation scenario files")
     p.add_argument("--all", action="store_true", help=f"every {VALIDATION_DIR}/*.toml")
     p.add_argument(
-        "--reps", type=_positive, default=5, metavar="N",
+        "--reps", type=positive_int, default=5, metavar="N",
         help="real boots with --boot, and simulator seeds 1..N (default 5)",
     )
     p.add_argument(

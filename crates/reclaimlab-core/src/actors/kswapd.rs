@@ -378,7 +378,12 @@ impl Kswapd {
     }
 
     /// The rest of a priority iteration once its `shrink_node` has run (or yielded).
-    fn after_shrink_node(&mut self, node: &mut Machine, mut run: Box<BalanceRun>, it: Iteration) -> Next {
+    fn after_shrink_node(
+        &mut self,
+        node: &mut Machine,
+        mut run: Box<BalanceRun>,
+        it: Iteration,
+    ) -> Next {
         let sc = &mut run.sc;
         if sc.preempted {
             // Its quantum is used up: the others run, then the pass goes on.

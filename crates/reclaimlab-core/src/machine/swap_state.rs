@@ -114,7 +114,8 @@ impl Machine {
             let Some(pfn) = self.try_alloc_nowait(super::gfp::GFP_HIGHUSER_MOVABLE) else {
                 break;
             };
-            self.frames.set_page(pfn, pg::SWAPBACKED | pg::SWAPCACHE | pg::RECLAIM, v);
+            self.frames
+                .set_page(pfn, pg::SWAPBACKED | pg::SWAPCACHE | pg::RECLAIM, v);
             let shadow = pte_shadow(self.pte[v as usize]);
             if shadow != SHADOW_NONE {
                 self.workingset_refault(pfn, shadow);
@@ -180,7 +181,14 @@ mod tests {
         ra.prev = 6;
         ra.hits = 3;
         assert_eq!(swap_ra_window(&mut ra, 7, 4096, 3), Some((7, 15)));
-        assert_eq!(ra, SwapRaInfo { prev: 7, win: 8, hits: 0 });
+        assert_eq!(
+            ra,
+            SwapRaInfo {
+                prev: 7,
+                win: 8,
+                hits: 0
+            }
+        );
     }
 
     #[test]
@@ -193,12 +201,24 @@ mod tests {
         // Centred: left = (8 - 1) / 2 = 3.
         assert_eq!(swap_ra_window(&mut ra, 200, 4096, 3), Some((197, 205)));
         // Clamped at a page-table boundary (512) and at the region's end.
-        let mut ra = SwapRaInfo { prev: 0, win: 0, hits: 3 };
+        let mut ra = SwapRaInfo {
+            prev: 0,
+            win: 0,
+            hits: 3,
+        };
         assert_eq!(swap_ra_window(&mut ra, 513, 4096, 3), Some((512, 518)));
-        let mut ra = SwapRaInfo { prev: 0, win: 0, hits: 3 };
+        let mut ra = SwapRaInfo {
+            prev: 0,
+            win: 0,
+            hits: 3,
+        };
         assert_eq!(swap_ra_window(&mut ra, 1000, 1002, 3), Some((997, 1002)));
         // page_cluster 0 turns readahead off.
-        let mut ra = SwapRaInfo { prev: 5, win: 0, hits: 3 };
+        let mut ra = SwapRaInfo {
+            prev: 5,
+            win: 0,
+            hits: 3,
+        };
         assert_eq!(swap_ra_window(&mut ra, 6, 4096, 0), None);
     }
 }

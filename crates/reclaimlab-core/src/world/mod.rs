@@ -192,10 +192,13 @@ impl World {
     }
 
     pub fn actors(&self) -> impl Iterator<Item = (ActorId, &dyn Actor)> {
-        self.members.iter().enumerate().filter_map(|(i, s)| match &s.slot {
-            Slot::Actor(a) => Some((i as ActorId, a.as_ref())),
-            Slot::Observer(_) => None,
-        })
+        self.members
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| match &s.slot {
+                Slot::Actor(a) => Some((i as ActorId, a.as_ref())),
+                Slot::Observer(_) => None,
+            })
     }
 
     pub fn observers(&self) -> impl Iterator<Item = &dyn Observer> {
@@ -242,9 +245,7 @@ impl World {
                 return (n, Stop::Idle);
             }
             n += 1;
-            if self.failure.is_some()
-                || self.panic.is_some()
-                || (until_closed && self.n_open == 0)
+            if self.failure.is_some() || self.panic.is_some() || (until_closed && self.n_open == 0)
             {
                 return (n, Stop::Halt);
             }

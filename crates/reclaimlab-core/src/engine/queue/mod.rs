@@ -268,8 +268,7 @@ impl EventQueue {
 
     /// Number of actors with a pending wake-up.
     pub fn len(&self) -> usize {
-        self.len - usize::from(self.inflight != NOBODY)
-            + usize::from(self.hot.actor != NOBODY)
+        self.len - usize::from(self.inflight != NOBODY) + usize::from(self.hot.actor != NOBODY)
     }
 
     /// Drop the popped actor's entry if it was not rescheduled.

@@ -91,7 +91,11 @@ impl Machine {
             flags |= ALLOC_KSWAPD;
         }
         // A task in the middle of direct reclaim for this request goes on with it.
-        if !t.reclaim.as_ref().is_some_and(|r| (r.0, r.1) == (gfp, order)) {
+        if !t
+            .reclaim
+            .as_ref()
+            .is_some_and(|r| (r.0, r.1) == (gfp, order))
+        {
             if let Some(p) = self.get_page_from_freelist(order, flags, hz, mt) {
                 t.no_progress_loops = 0;
                 return Ok(p);
@@ -138,7 +142,10 @@ impl Machine {
         let costly = order > PAGE_ALLOC_COSTLY_ORDER;
         let mut alloc_flags = Self::gfp_to_alloc_flags(gfp, order);
         // Resuming a direct reclaim that yielded: straight back into it.
-        let mut resume = t.reclaim.as_ref().is_some_and(|r| (r.0, r.1) == (gfp, order));
+        let mut resume = t
+            .reclaim
+            .as_ref()
+            .is_some_and(|r| (r.0, r.1) == (gfp, order));
         if !resume {
             // A reclaim left for another request is abandoned.
             t.reclaim = None;

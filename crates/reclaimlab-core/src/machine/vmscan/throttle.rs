@@ -135,8 +135,12 @@ mod tests {
         assert_eq!(wake, done[9 + 33]);
         // The ten already finished were delivered first.
         assert_eq!(m.stat.nr_writeback, 90);
-        let Tracepoint::Throttled { usec_timeout, usec_delayed, reason, .. } =
-            m.tracepoints.buf.last().unwrap().1
+        let Tracepoint::Throttled {
+            usec_timeout,
+            usec_delayed,
+            reason,
+            ..
+        } = m.tracepoints.buf.last().unwrap().1
         else {
             panic!("no mm_vmscan_throttled event")
         };
@@ -148,10 +152,16 @@ mod tests {
     fn writeback_throttle_times_out_after_hz_over_10() {
         // 40 pages at 1 MiB/s take far longer than 100 ms to finish.
         let mut m = machine_writing(40, "1MiB/s");
-        assert_eq!(m.reclaim_throttle(ThrottleReason::Writeback, 0), 100_000_000);
+        assert_eq!(
+            m.reclaim_throttle(ThrottleReason::Writeback, 0),
+            100_000_000
+        );
         // Fewer than 33 writes in flight: only the timeout can end the sleep.
         let mut m = machine_writing(20, "1GiB/s");
-        assert_eq!(m.reclaim_throttle(ThrottleReason::Writeback, 0), 100_000_000);
+        assert_eq!(
+            m.reclaim_throttle(ThrottleReason::Writeback, 0),
+            100_000_000
+        );
     }
 
     #[test]
@@ -163,7 +173,13 @@ mod tests {
         // Dirty and writeback pages above half the reclaimable ones: one jiffy (4 ms at
         // HZ=250).
         m.stat.nr_dirty = m.total_free_pages() / 2;
-        assert_eq!(m.reclaim_throttle(ThrottleReason::Noprogress, 5), 5 + JIFFY_NS);
-        assert_eq!(m.reclaim_throttle(ThrottleReason::Congested, 5), 5 + JIFFY_NS);
+        assert_eq!(
+            m.reclaim_throttle(ThrottleReason::Noprogress, 5),
+            5 + JIFFY_NS
+        );
+        assert_eq!(
+            m.reclaim_throttle(ThrottleReason::Congested, 5),
+            5 + JIFFY_NS
+        );
     }
 }

@@ -216,7 +216,10 @@ section! {
 }
 
 /// Request slots of a block device: at least one; 2^16 guards against typos.
-const NR_REQUESTS: Ty = Ty::UInt { min: 1, max: 1 << 16 };
+const NR_REQUESTS: Ty = Ty::UInt {
+    min: 1,
+    max: 1 << 16,
+};
 
 section! {
     SwapDevice => pub static SWAP = "swap",
