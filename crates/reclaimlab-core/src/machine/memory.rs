@@ -146,6 +146,16 @@ pub struct TaskCtx {
     pub reclaim: Option<(super::gfp::Gfp, u32, Box<super::vmscan::ScanControl>)>,
 }
 
+impl TaskCtx {
+    /// The task has a yielded direct reclaim for this request to resume.
+    #[inline]
+    pub fn reclaiming_for(&self, gfp: super::gfp::Gfp, order: u32) -> bool {
+        self.reclaim
+            .as_ref()
+            .is_some_and(|r| (r.0, r.1) == (gfp, order))
+    }
+}
+
 /// Result of one page access by a workload.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Access {

@@ -1,8 +1,8 @@
 //! The page allocator's paths (core-mm §3): `get_page_from_freelist`, the slow path with kswapd
 //! wakeups, direct reclaim, retries and the OOM killer.
 //!
-//! Order-0 pages come from and go to the current CPU's per-CPU page lists (`pcp.rs`); higher
-//! orders use the buddy lists directly.
+//! With `[host] pcp_lists`, order-0 pages come from and go to the current CPU's per-CPU page
+//! lists (`pcp.rs`); otherwise, and for higher orders, the buddy lists directly.
 //!
 //! Time. Retries that the kernel makes in a loop happen in real time while I/O completes and
 //! other CPUs reclaim. The simulator runs a task's slow path as one step; when reclaim made no
@@ -91,11 +91,7 @@ impl Machine {
             flags |= ALLOC_KSWAPD;
         }
         // A task in the middle of direct reclaim for this request goes on with it.
-        if !t
-            .reclaim
-            .as_ref()
-            .is_some_and(|r| (r.0, r.1) == (gfp, order))
-        {
+        if !t.reclaiming_for(gfp, order) {
             if let Some(p) = self.get_page_from_freelist(order, flags, hz, mt) {
                 t.no_progress_loops = 0;
                 return Ok(p);
@@ -142,10 +138,7 @@ impl Machine {
         let costly = order > PAGE_ALLOC_COSTLY_ORDER;
         let mut alloc_flags = Self::gfp_to_alloc_flags(gfp, order);
         // Resuming a direct reclaim that yielded: straight back into it.
-        let mut resume = t
-            .reclaim
-            .as_ref()
-            .is_some_and(|r| (r.0, r.1) == (gfp, order));
+        let mut resume = t.reclaiming_for(gfp, order);
         if !resume {
             // A reclaim left for another request is abandoned.
             t.reclaim = None;
