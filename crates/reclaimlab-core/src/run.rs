@@ -103,17 +103,30 @@ impl From<Failure> for SimError {
 
 /// The machine's zones: from a captured `/proc/zoneinfo` or sized from the configured RAM.
 pub fn host_layout(scn: &Scenario) -> Result<ZoneLayout, SimError> {
+    host_zones(scn).map(|(layout, _)| layout)
+}
+
+/// The host's zones and, when they come from a captured zoneinfo, the protection its kernel
+/// printed.
+fn host_zones(scn: &Scenario) -> Result<(ZoneLayout, Option<Protection>), SimError> {
     match &scn.host.zoneinfo {
         Some(path) => {
             let text = std::fs::read_to_string(path)
                 .map_err(|e| SimError::Config(format!("cannot read zoneinfo {path}: {e}")))?;
             layout::parse_zoneinfo(&text)
-                .map(|p| p.layout)
+                .map(|p| {
+                    let prot = p.protection();
+                    (p.layout, Some(prot))
+                })
                 .map_err(|e| SimError::Config(format!("{path}: {e}")))
         }
-        None => ZoneLayout::for_host(&scn.host.ram_layout()).map_err(SimError::Config),
+        None => ZoneLayout::for_host(&scn.host.ram_layout())
+            .map(|l| (l, None))
+            .map_err(SimError::Config),
     }
 }
+
+type Protection = [[u64; crate::machine::MAX_NR_ZONES]; crate::machine::MAX_NR_ZONES];
 
 /// The host machine a scenario describes, all memory free.
 pub fn host_machine(scn: &Scenario, seed: u64, trace: bool) -> Result<Machine, SimError> {
@@ -132,8 +145,10 @@ pub fn host_params(scn: &Scenario, seed: u64, trace: bool) -> Result<MachinePara
         nr_requests,
     };
     let (s, d) = (&scn.swap, &scn.disk);
+    let (layout, captured_protection) = host_zones(scn)?;
     Ok(MachineParams {
-        layout: host_layout(scn)?,
+        layout,
+        captured_protection,
         thp: scn.host.thp,
         min_free_kbytes: scn.sysctl.min_free_kbytes,
         watermark_scale_factor: scn.sysctl.watermark_scale_factor,

@@ -1058,3 +1058,42 @@ fn zoneinfo_spacing_matches_real_kernel() {
     }
     assert!(compared > 70, "{compared}");
 }
+
+/// A guest captured after boot: its kernel computed the protection before the initramfs was
+/// freed, so the printed DMA protection (430) is below what the printed DMA32 `managed` gives
+/// (112 690 / 256 = 440). A machine built from the capture keeps the kernel's 430 while the
+/// ratio is the default, and recomputes from the ratio once the scenario sets one.
+#[test]
+fn captured_protection_is_kept_with_the_default_ratio() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../validation/real/mix.zoneinfo"
+    );
+    let z = parse_zoneinfo(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let managed = z.layout.managed();
+    let computed = setup_lowmem_reserve(&managed, &DEFAULT_LOWMEM_RESERVE_RATIO);
+    assert_eq!(computed[ZONE_DMA][ZONE_DMA32], 440);
+    let captured = z.protection();
+    assert_eq!(captured[ZONE_DMA], [0, 430, 430, 430, 430]);
+    let boot = boot_lowmem_reserve(&managed, &DEFAULT_LOWMEM_RESERVE_RATIO, Some(&captured));
+    assert_eq!(boot, captured);
+    let ratio = [128, 256, 32, 0];
+    let custom = boot_lowmem_reserve(&managed, &ratio, Some(&captured));
+    assert_eq!(custom[ZONE_DMA][ZONE_DMA32], 112_690 / 128);
+
+    for (ratio_line, want) in [
+        ("", 430),
+        ("lowmem_reserve_ratio = [128, 256, 32, 0]\n", 880),
+    ] {
+        let text = format!(
+            "name = \"captured\"\n[host]\nzoneinfo = \"{path}\"\n[sysctl]\n{ratio_line}\
+             [[workload]]\nname = \"w\"\n[workload.anon]\nsize = \"1MiB\"\n"
+        );
+        let scn = reclaimlab_core::scenario::parse_str(&text, "captured.toml").unwrap();
+        let m = reclaimlab_core::run::host_machine(&scn, 1, false).unwrap();
+        assert_eq!(
+            m.zones[ZONE_DMA].lowmem_reserve[ZONE_DMA32], want,
+            "{ratio_line}"
+        );
+    }
+}

@@ -244,6 +244,22 @@ pub struct ParsedZoneinfo {
 }
 
 impl ParsedZoneinfo {
+    /// The `lowmem_reserve` the captured kernel had: each zone's `protection:` line, by the
+    /// highest usable zone of the allocation. The kernel computes it once at boot from the
+    /// managed pages of that moment (before the initramfs is freed, for instance), so it can
+    /// differ from what the file's own `managed` counts would give.
+    pub fn protection(&self) -> [[u64; MAX_NR_ZONES]; MAX_NR_ZONES] {
+        let mut out = [[0u64; MAX_NR_ZONES]; MAX_NR_ZONES];
+        for (z, row) in out.iter_mut().enumerate() {
+            if let Some(p) = self.printed_zone(z) {
+                for (j, v) in p.protection.iter().take(MAX_NR_ZONES).enumerate() {
+                    row[j] = *v;
+                }
+            }
+        }
+        out
+    }
+
     /// The printed record of zone index `zone`, if the file had one.
     pub fn printed_zone(&self, zone: usize) -> Option<&PrintedZone> {
         let name = ZONE_NAMES.get(zone)?;

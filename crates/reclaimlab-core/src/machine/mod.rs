@@ -143,6 +143,8 @@ pub struct MachineParams {
     pub min_free_kbytes: Option<u64>,
     pub watermark_scale_factor: u64,
     pub lowmem_reserve_ratio: [u64; 4],
+    /// The protection a captured zoneinfo printed, when the layout comes from one.
+    pub captured_protection: Option<[[u64; MAX_NR_ZONES]; MAX_NR_ZONES]>,
     /// An aged zone: one unmovable page pinned in every `fragment_stride` pages.
     pub fragmented_zone: Option<usize>,
     pub fragment_stride: u32,
@@ -248,7 +250,11 @@ impl Machine {
             min_free_kbytes,
             p.watermark_scale_factor,
         );
-        let reserve = watermark::setup_lowmem_reserve(&managed, &p.lowmem_reserve_ratio);
+        let reserve = watermark::boot_lowmem_reserve(
+            &managed,
+            &p.lowmem_reserve_ratio,
+            p.captured_protection.as_ref(),
+        );
         let cpus = p.cpus.max(1) as u64;
 
         if let Some(z) = p.fragmented_zone.filter(|&z| managed[z] == 0) {

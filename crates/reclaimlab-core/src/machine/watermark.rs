@@ -220,6 +220,9 @@ pub fn setup_per_zone_wmarks_legacy(
     out
 }
 
+/// `vm.lowmem_reserve_ratio` as 6.1 boots with it (DMA, DMA32, Normal, Movable).
+pub const DEFAULT_LOWMEM_RESERVE_RATIO: [u64; 4] = [256, 256, 32, 0];
+
 /// `setup_per_zone_lowmem_reserve` (§2.3). `result[i][j]` is what zone `i` keeps back from an
 /// allocation whose highest usable zone is `j`: `(Σ managed of zones i+1..=j) / ratio[i]`, or 0
 /// when j ≤ i, `ratio[i] == 0` or zone i has no managed pages. `ratio` covers DMA, DMA32, Normal,
@@ -241,6 +244,21 @@ pub fn setup_lowmem_reserve(
         }
     }
     out
+}
+
+/// The `lowmem_reserve` a machine boots with. A machine built from a captured zoneinfo keeps
+/// the protection its kernel printed (`captured`) while the ratio is 6.1's default: that
+/// kernel computed it at boot, from managed counts the file no longer shows. A ratio set in
+/// the scenario, or no capture, computes it with [`setup_lowmem_reserve`].
+pub fn boot_lowmem_reserve(
+    managed: &[u64; MAX_NR_ZONES],
+    ratio: &[u64; 4],
+    captured: Option<&[[u64; MAX_NR_ZONES]; MAX_NR_ZONES]>,
+) -> [[u64; MAX_NR_ZONES]; MAX_NR_ZONES] {
+    match captured {
+        Some(c) if *ratio == DEFAULT_LOWMEM_RESERVE_RATIO => *c,
+        _ => setup_lowmem_reserve(managed, ratio),
+    }
 }
 
 /// `calculate_totalreserve_pages` for one node (§2.4): Σ over zones of

@@ -15,12 +15,21 @@ pub(super) const MIN_FREE_KBYTES_RANGE: (u64, u64) = (128, 262_144);
 /// The zones of the scenario's machine; `None` when they cannot be built (a zoneinfo file that
 /// is gone, a host the layout rejects): the printer then shows the rule instead of a value.
 fn layout(s: &Scenario) -> Option<ZoneLayout> {
+    zones(s).map(|(layout, _)| layout)
+}
+
+/// The zones and, from a captured zoneinfo, the protection its kernel printed.
+fn zones(s: &Scenario) -> Option<(ZoneLayout, Option<[[u64; MAX_NR_ZONES]; MAX_NR_ZONES]>)> {
     match &s.host.zoneinfo {
         Some(path) => {
             let text = std::fs::read_to_string(path).ok()?;
-            parse_zoneinfo(&text).ok().map(|z| z.layout)
+            parse_zoneinfo(&text)
+                .ok()
+                .map(|z| (z.layout.clone(), Some(z.protection())))
         }
-        None => ZoneLayout::for_host(&s.host.ram_layout()).ok(),
+        None => ZoneLayout::for_host(&s.host.ram_layout())
+            .ok()
+            .map(|l| (l, None)),
     }
 }
 
@@ -46,7 +55,7 @@ pub(super) fn min_free_kbytes(s: &Scenario) -> Option<Computed> {
 /// Comment lines for `[sysctl]`: each populated zone's managed pages, min/low/high watermarks
 /// and protection, as the machine will boot with them.
 pub(super) fn zone_lines(s: &Scenario) -> Vec<String> {
-    let Some(layout) = layout(s) else {
+    let Some((layout, captured)) = zones(s) else {
         return Vec::new();
     };
     let variant = watermarks_variant(s);
@@ -63,8 +72,11 @@ pub(super) fn zone_lines(s: &Scenario) -> Vec<String> {
         min_free,
         s.sysctl.watermark_scale_factor,
     );
-    let reserve =
-        crate::machine::watermark::setup_lowmem_reserve(&managed, &s.sysctl.lowmem_reserve_ratio);
+    let reserve = crate::machine::watermark::boot_lowmem_reserve(
+        &managed,
+        &s.sysctl.lowmem_reserve_ratio,
+        captured.as_ref(),
+    );
     let mut out = vec![
         String::new(),
         format!(
@@ -72,7 +84,8 @@ pub(super) fn zone_lines(s: &Scenario) -> Vec<String> {
              min_free_kbytes = {min_free} and watermark_scale_factor = {};",
             s.sysctl.watermark_scale_factor
         ),
-        "protection (lowmem_reserve) from lowmem_reserve_ratio, one entry per highest usable zone."
+        "protection (lowmem_reserve) from lowmem_reserve_ratio (or as the captured zoneinfo printed \
+         it), one entry per highest usable zone."
             .to_string(),
         format!(
             "  {:<7} {:>10} {:>8} {:>8} {:>8}  protection",

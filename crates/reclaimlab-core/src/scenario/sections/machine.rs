@@ -198,10 +198,10 @@ section! {
             "vm.watermark_scale_factor: distance between the watermarks",
         )
         .unit("1/10000 of a zone");
-        lowmem_reserve_ratio: [256, 256, 32, 0] => Key::new(
+        lowmem_reserve_ratio: crate::machine::watermark::DEFAULT_LOWMEM_RESERVE_RATIO => Key::new(
             "lowmem_reserve_ratio",
             Ty::UIntList { labels: &["DMA", "DMA32", "Normal", "Movable"] },
-            "vm.lowmem_reserve_ratio for DMA, DMA32, Normal, Movable",
+            "vm.lowmem_reserve_ratio for DMA, DMA32, Normal, Movable; with [host] zoneinfo and this default, the protection the captured kernel printed is used instead",
         );
         swappiness: 60 => Key::new("swappiness", Ty::UInt { min: 0, max: 200 }, "vm.swappiness");
         page_cluster: 3 => Key::new(
