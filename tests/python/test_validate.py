@@ -14,7 +14,7 @@ import pytest
 
 import reclaimlab
 from reclaimlab import cli
-from reclaimlab.validate import compare, guest, initramfs, kernel, report, spec, store
+from reclaimlab.validate import compare, guest, initramfs, kernel, ktrace, report, spec, store
 from reclaimlab.validate.errors import ValidateError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -110,6 +110,22 @@ def test_ratios_means_and_spreads_match_an_independent_computation(seq_compariso
         assert r.real_spread == pytest.approx(cv)
         assert r.spread_ok == (r.sim_spread <= 3 * cv or r.sim_spread == 0)
     assert rows["pswpout"].real_mean > 0  # the scenario swaps for real
+
+
+def test_run_length_sets_boot_wall_times_beside_simulated_times(seq_comparison):
+    s, kept, c = seq_comparison
+    rl = c.run_length
+    assert rl is not None and rl.within is None  # shown, never scored
+    assert rl.real == [rep["wall_time_s"] for rep in kept["reps"]]
+    scenario = compare.sim_scenario(
+        s, Path(kept["zoneinfo_path"]), kept["guest_settings"], compare.kernel_used_kib(kept)
+    )
+    times = [reclaimlab.run(scenario, seed=k).summary["sim_time_ns"] / 1e9 for k in (1, 2)]
+    assert rl.sim == pytest.approx(times)
+    assert rl.ratio == pytest.approx(statistics.fmean(times) / statistics.fmean(rl.real))
+    assert "run length: real" in report.text(c)
+    k, m = c.score
+    assert m == sum(1 for r in c.rows if r.within is not None)
 
 
 def test_score_counts_the_counters_nonzero_in_the_real_runs(seq_comparison):
@@ -328,3 +344,44 @@ def test_kswapd_wakeup_latency_from_the_guest_trace():
         "          <idle>-0     [000] d.... 101.006250: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=kswapd0 next_pid=45 next_prio=120",
     ])
     assert guest.kswapd_wakeup_latencies(trace) == [250.0, 1250.0]
+
+
+KTRACE = """\
+ reclaimlab-work-130 [001] d..1.  10.000000: mm_vmscan_wakeup_kswapd: nid=0 order=0 gfp_flags=GFP_HIGHUSER_MOVABLE
+          <idle>-0   [000] dNh2.  10.000100: sched_wakeup: comm=kswapd0 pid=44 prio=120 target_cpu=000
+          <idle>-0   [000] d..2.  10.000150: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=kswapd0 next_pid=44 next_prio=120
+         kswapd0-44  [000] .....  10.000160: mm_vmscan_kswapd_wake: nid=0 order=0
+ reclaimlab-work-130 [001] .....  10.000500: mm_vmscan_direct_reclaim_begin: order=0 gfp_flags=GFP_HIGHUSER_MOVABLE
+         kswapd0-44  [000] d..2.  10.001150: sched_switch: prev_comm=kswapd0 prev_pid=44 prev_prio=120 prev_state=R+ ==> next_comm=rcu_preempt next_pid=9 next_prio=120
+ reclaimlab-work-130 [001] .....  10.001500: mm_vmscan_direct_reclaim_end: nr_reclaimed=40
+ reclaimlab-work-130 [001] .....  10.001600: mm_vmscan_direct_reclaim_begin: order=0 gfp_flags=GFP_HIGHUSER_MOVABLE
+     rcu_preempt-9   [000] d..2.  10.001700: sched_switch: prev_comm=rcu_preempt prev_pid=9 prev_prio=120 prev_state=I ==> next_comm=kswapd0 next_pid=44 next_prio=120
+ reclaimlab-work-130 [001] .....  10.001900: mm_vmscan_direct_reclaim_end: nr_reclaimed=32
+         kswapd0-44  [000] d..2.  10.002700: sched_switch: prev_comm=kswapd0 prev_pid=44 prev_prio=120 prev_state=S ==> next_comm=swapper/0 next_pid=0 next_prio=120
+    slab-user-131    [001] d..1.  10.003000: mm_vmscan_wakeup_kswapd: nid=0 order=0 gfp_flags=none
+ reclaimlab-work-130 [001] .....  10.003100: mm_vmscan_direct_reclaim_begin: order=0 gfp_flags=GFP_HIGHUSER_MOVABLE
+"""
+
+
+def test_kswapd_trace_summary_counts_what_kswapd_was_doing():
+    s = ktrace.summarise(KTRACE)
+    assert s["kswapd_at_direct_reclaim"] == {
+        "running": 1, "preempted": 1, "woken": 0, "sleeping": 1, "io_wait": 0,
+    }
+    # On a CPU 10.000150-10.001150 and 10.001700-10.002700.
+    assert s["kswapd_on_cpu_s"] == pytest.approx(0.002)
+    # One balance_pgdat run, from kswapd_wake to the voluntary sleep.
+    assert s["kswapd_runs"]["n"] == 1
+    assert s["kswapd_runs"]["median_us"] == pytest.approx(2540.0)
+    assert (s["wakeup_kswapd"], s["wakeup_kswapd_gfp_none"]) == (2, 1)
+    assert s["direct_reclaims"] == 2 and s["direct_reclaimed_median"] == 40
+    assert s["traced_s"] == 0.003  # rounded to the millisecond
+
+
+def test_kept_traces_name_their_scenarios():
+    for path in sorted((VALIDATION / "real").glob("*.trace.json")):
+        data = json.loads(path.read_text())
+        assert path.name == f"{data['scenario']}.trace.json"
+        t = data["trace"]
+        assert sum(t["kswapd_at_direct_reclaim"].values()) == t["direct_reclaims"]
+        assert data["vmstat_delta"]["allocstall_movable"] >= t["direct_reclaims"] - 5

@@ -180,11 +180,13 @@ pub fn host_params(scn: &Scenario, seed: u64, trace: bool) -> Result<MachinePara
             readahead_pages: d.readahead_pages.max(1),
             dirty_ratio: scn.writeback.dirty_ratio,
             dirty_background_ratio: scn.writeback.dirty_background_ratio,
+            watermark_boost_factor: scn.sysctl.watermark_boost_factor,
         },
         watermarks: policy::watermarks::SWITCH.make(choices.get("watermarks")),
         policy: MachinePolicies {
             balance: policy::kswapd_balance::SWITCH.make(choices.get("kswapd_balance")),
             wmark_check: policy::watermark_check::SWITCH.make(choices.get("watermark_check")),
+            boost: policy::watermark_boost::SWITCH.make(choices.get("watermark_boost")),
         },
         seed,
         trace,

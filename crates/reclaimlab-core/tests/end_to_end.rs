@@ -372,3 +372,58 @@ wakeup_latency = "2ms"
         "{wakeups} wake-ups traced for {runs} kswapd runs"
     );
 }
+
+/// Watermark boosting (core-mm §1.6): once swapping has scattered the free pages, unmovable
+/// kernel allocations can only steal pieces of movable pageblocks; each such steal raises
+/// the zone's boost and wakes kswapd with no gfp flags. The 2.6.36 variant and a zero
+/// `watermark_boost_factor` never do.
+#[test]
+fn fallback_steals_boost_the_watermarks_and_wake_kswapd() {
+    let base = r#"
+name = "boost"
+[host]
+ram = "512MiB"
+cpus = 2
+[swap]
+size = "1GiB"
+[[workload]]
+name = "anon"
+[workload.anon]
+size = "768MiB"
+pattern = "random"
+passes = 2
+write_fraction = 1.0
+[[workload]]
+name = "slab"
+start = "2s"
+[workload.highorder]
+order = 0
+gfp = "kernel"
+rate = 20000
+lifetime = "10s"
+count = 20000
+"#;
+    let boosts = |extra: &str| {
+        let scn = parse_str(&format!("{base}{extra}"), "boost.toml").unwrap();
+        let opts = RunOptions {
+            trace: Some(reclaimlab_core::observe::ftrace::TraceFormat::Kernel),
+            ..RunOptions::default()
+        };
+        let out = run::run(&scn, &opts, &mut |_, _| true).unwrap();
+        let trace = out.trace.unwrap();
+        let none = trace
+            .lines()
+            .filter(|l| l.contains("mm_vmscan_wakeup_kswapd:") && l.ends_with("gfp_flags=none"))
+            .count();
+        (none, trace.matches("mm_vmscan_wakeup_kswapd:").count())
+    };
+    let (on, _) = boosts("");
+    assert!(on > 5, "boost wake-ups with 6.1's rule: {on}");
+    let (old, all) = boosts("[policy]\nwatermark_boost = \"v2.6.36\"\n");
+    assert_eq!(old, 0);
+    assert!(
+        all > 0,
+        "kswapd is still woken by the allocations themselves"
+    );
+    assert_eq!(boosts("[sysctl]\nwatermark_boost_factor = 0\n").0, 0);
+}

@@ -1097,3 +1097,27 @@ fn captured_protection_is_kept_with_the_default_ratio() {
         );
     }
 }
+
+/// `boost_watermark` on the validation guest's zones (DMA32: high 984, 112 690 managed; DMA:
+/// high 32, 3 840 managed): one pageblock (512 pages) per event, capped at 150 % of the high
+/// mark (984 × 15000 / 10000 = 1 476) or one pageblock, whichever is more; no boost with a
+/// zero factor or in a zone under four pageblocks (2 048 pages).
+#[test]
+fn boost_watermark_steps_by_a_pageblock_up_to_the_cap() {
+    let f = DEFAULT_WATERMARK_BOOST_FACTOR;
+    assert_eq!(f, 15_000);
+    assert_eq!(boost_watermark(0, 984, 112_690, f), Some(512));
+    assert_eq!(boost_watermark(512, 984, 112_690, f), Some(1024));
+    assert_eq!(boost_watermark(1024, 984, 112_690, f), Some(1476));
+    assert_eq!(boost_watermark(1476, 984, 112_690, f), Some(1476));
+    // DMA: 32 × 1.5 = 48 < 512, so the cap is one pageblock.
+    assert_eq!(boost_watermark(0, 32, 3_840, f), Some(512));
+    assert_eq!(boost_watermark(512, 32, 3_840, f), Some(512));
+    assert_eq!(boost_watermark(0, 32, 2_047, f), None);
+    assert_eq!(boost_watermark(0, 984, 112_690, 0), None);
+    // A larger factor, 50000 (5 × high): high 4 331 gives a cap of 21 655.
+    assert_eq!(
+        boost_watermark(21_504, 4_331, 3_000_000, 50_000),
+        Some(21_655)
+    );
+}

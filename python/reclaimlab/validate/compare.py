@@ -95,8 +95,8 @@ GENERAL_LIMITS = (
 @dataclass
 class Row:
     counter: str
-    real: list[int]
-    sim: list[int]
+    real: list[int] | list[float]
+    sim: list[int] | list[float]
     real_mean: float = 0.0
     real_spread: float = 0.0
     sim_mean: float = 0.0
@@ -127,6 +127,9 @@ class Comparison:
     not_modelled: list[tuple[str, float, str]]
     not_mirrored: list[str]
     zones: list[dict[str, Any]] = field(default_factory=list)
+    # The workload's run length in seconds: each boot's wall time, each seed's simulated time.
+    # Not scored: the validation scenarios' [cost] is fitted to it (docs/VALIDATION.md).
+    run_length: Row | None = None
 
     @property
     def score(self) -> tuple[int, int]:
@@ -144,6 +147,7 @@ class Comparison:
             "baseline": self.kept.get("baseline"),
             "zones": self.zones,
             "counters": [r.as_json() for r in self.rows],
+            "run_length_s": self.run_length.as_json() if self.run_length else None,
             "score": {"within": k, "compared": m, "low": LOW, "high": HIGH},
             "not_modelled": [
                 {"counter": c, "real_mean": v, "why": why} for c, v, why in self.not_modelled
@@ -164,7 +168,9 @@ def spread(values: list[int] | list[float]) -> float:
     return 100.0 * statistics.stdev(values) / abs(m)
 
 
-def make_row(counter: str, real: list[int], sim: list[int], floor: float = 0.0) -> Row:
+def make_row(
+    counter: str, real: list[int] | list[float], sim: list[int] | list[float], floor: float = 0.0
+) -> Row:
     """One counter's comparison. A counter the kernel moved fewer than `floor` times is not
     scored (see NOISE_FRACTION)."""
     row = Row(counter, real, sim)
@@ -228,18 +234,27 @@ def sim_scenario(
     return doc
 
 
-def simulate(spec: GuestSpec, kept: dict[str, Any], seeds: int) -> list[dict[str, int]]:
-    """The simulator's vmstat for seeds 1..seeds (deterministic: same inputs, same numbers)."""
+def simulate(
+    spec: GuestSpec, kept: dict[str, Any], seeds: int
+) -> tuple[list[dict[str, int]], list[float]]:
+    """The simulator's vmstat and simulated run length (seconds) for seeds 1..seeds
+    (deterministic: same inputs, same numbers)."""
     scenario = sim_scenario(
         spec, Path(kept["zoneinfo_path"]), kept.get("guest_settings", {}), kernel_used_kib(kept)
     )
-    return [api.run(scenario, seed=s).vmstat for s in range(1, seeds + 1)]
+    results = [api.run(scenario, seed=s) for s in range(1, seeds + 1)]
+    return [r.vmstat for r in results], [r.summary["sim_time_ns"] / 1e9 for r in results]
 
 
 def compare(spec: GuestSpec, kept: dict[str, Any], seeds: int) -> Comparison:
     """Compare the kept real results of ``spec`` with the simulator over ``seeds`` seeds."""
-    sims = simulate(spec, kept, seeds)
-    return build(spec, kept, sims)
+    sims, times = simulate(spec, kept, seeds)
+    c = build(spec, kept, sims)
+    walls = [rep["wall_time_s"] for rep in kept["reps"] if "wall_time_s" in rep]
+    if walls and len(walls) == len(kept["reps"]):
+        c.run_length = make_row("run length (s)", walls, times)
+        c.run_length.within = None
+    return c
 
 
 def noise_floor(deltas: list[dict[str, int]]) -> float:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import initramfs, kernel
+from . import initramfs, kernel, ktrace
 from .errors import ValidateError
 from .spec import GuestSpec
 
@@ -161,7 +161,10 @@ def rep_from_transcript(text: str, source: str) -> dict[str, Any]:
         "meminfo_after": parse_meminfo(t.sections["meminfo after"]),
         "zoneinfo_before": t.sections["zoneinfo before"],
     } | (
-        {"kswapd_wakeup_us": kswapd_wakeup_latencies(t.sections["sched"])}
+        {
+            "kswapd_wakeup_us": kswapd_wakeup_latencies(t.sections["sched"]),
+            "kswapd_trace": ktrace.summarise(t.sections["sched"]),
+        }
         if "sched" in t.sections
         else {}
     )

@@ -119,22 +119,27 @@ sleep 2
 
 section uname /proc/version
 echo "{MARK}:begin sysctl@@"
-for k in min_free_kbytes watermark_scale_factor swappiness page-cluster; do
+for k in min_free_kbytes watermark_scale_factor watermark_boost_factor swappiness page-cluster; do
     echo "$k $(cat /proc/sys/vm/$k)"
 done
 echo "lru_gen $(cat /sys/kernel/mm/lru_gen/enabled 2>/dev/null || echo absent)"
 echo "thp $(cat /sys/kernel/mm/transparent_hugepage/enabled)"
 echo "{MARK}:end sysctl@@"
 snapshot before
-# kswapd's wake-ups and its switches onto a CPU, for its wake-up latency (the simulator's
-# [cost] wakeup_latency): only kswapd0's own events, so the buffer stays small.
+# kswapd's wake-ups and its switches onto and off a CPU (its wake-up latency, the simulator's
+# [cost] wakeup_latency, and its time on a CPU), and the reclaim events that say who reclaims
+# when (validate/ktrace.py): only kswapd0's scheduler events, so the buffer stays small.
 T=/sys/kernel/tracing
 if mount -t tracefs nodev $T 2>/dev/null; then
-    echo 4096 > $T/buffer_size_kb
+    echo 16384 > $T/buffer_size_kb
     echo 'comm == "kswapd0"' > $T/events/sched/sched_wakeup/filter
-    echo 'next_comm == "kswapd0"' > $T/events/sched/sched_switch/filter
+    echo 'next_comm == "kswapd0" || prev_comm == "kswapd0"' > $T/events/sched/sched_switch/filter
     echo 1 > $T/events/sched/sched_wakeup/enable
     echo 1 > $T/events/sched/sched_switch/enable
+    for e in mm_vmscan_wakeup_kswapd mm_vmscan_kswapd_wake mm_vmscan_kswapd_sleep \
+             mm_vmscan_direct_reclaim_begin mm_vmscan_direct_reclaim_end; do
+        echo 1 > $T/events/vmscan/$e/enable
+    done
     echo 1 > $T/tracing_on
 fi
 echo "{MARK}:begin workload@@"

@@ -50,6 +50,17 @@ def _head(c: Comparison) -> list[str]:
         f"({c.kept.get('accel')}, {c.kept.get('date')}), simulator seeds 1..{c.seeds}",
         f"guest before the workload: MemTotal {b.get('MemTotal_kib')} KiB, MemFree "
         f"{b.get('MemFree_kib')} KiB, MemAvailable {b.get('MemAvailable_kib')} KiB; zones: {zones}",
+    ] + _run_length(c)
+
+
+def _run_length(c: Comparison) -> list[str]:
+    r = c.run_length
+    if r is None:
+        return []
+    return [
+        f"run length: real {r.real_mean:.1f} s (spread {r.real_spread:.1f}%), simulated "
+        f"{r.sim_mean:.1f} s (spread {r.sim_spread:.1f}%), sim/real {r.ratio:.3f} (not scored: "
+        "the [cost] section is fitted to it)"
     ]
 
 
@@ -106,9 +117,11 @@ def summary_table(cs: Sequence[Comparison]) -> str:
             key=lambda r: abs((r.ratio or 1e-9)),
         )
         worst = ", ".join(f"{r.counter} {r.ratio:.2f}" for r in out[:3]) or "-"
-        rows.append([c.scenario, f"{k} of {m}", c.reps, c.seeds, worst])
+        rl = c.run_length
+        run = f"{rl.real_mean:.1f} / {rl.sim_mean:.1f}" if rl else "-"
+        rows.append([c.scenario, f"{k} of {m}", c.reps, c.seeds, run, worst])
     return markdown_table(["scenario", "within [0.8, 1.25]", "real boots", "sim seeds",
-                           "furthest off (sim/real)"], rows)
+                           "run length s (real / sim)", "furthest off (sim/real)"], rows)
 
 
 def overall(cs: Sequence[Comparison]) -> str:

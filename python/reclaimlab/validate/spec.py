@@ -29,7 +29,10 @@ _TIME_UNITS = {"ns": 1, "us": 10**3, "ms": 10**6, "s": 10**9, "min": 60 * 10**9,
 _QUANTITY = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)\s*$")
 
 # Scenario sysctls the guest writes to /proc/sys/vm (same names there).
-SYSCTLS = ("swappiness", "min_free_kbytes", "watermark_scale_factor", "lowmem_reserve_ratio")
+SYSCTLS = (
+    "swappiness", "min_free_kbytes", "watermark_scale_factor", "watermark_boost_factor",
+    "lowmem_reserve_ratio",
+)
 WRITEBACK_SYSCTLS = ("dirty_ratio", "dirty_background_ratio")
 
 # Where the files of [workload.file] live in the guest (the ext4 data disk's mount point).

@@ -34,6 +34,9 @@ pub struct FreeArea {
     pub nr_free: [[u64; MIGRATE_TYPES]; MAX_ORDER],
     /// NR_FREE_PAGES of the zone (pages in buddy blocks).
     pub free_pages: u64,
+    /// A fallback steal of a block smaller than a pageblock happened (an external
+    /// fragmentation event): the allocator boosts the zone's watermarks and clears this.
+    pub fragmentation_event: bool,
 }
 
 #[inline]
@@ -50,6 +53,7 @@ impl FreeArea {
             lists: [[List::default(); MIGRATE_TYPES]; MAX_ORDER],
             nr_free: [[0; MIGRATE_TYPES]; MAX_ORDER],
             free_pages: 0,
+            fragmentation_event: false,
         }
     }
 
@@ -201,7 +205,8 @@ impl FreeArea {
     }
 
     /// `__rmqueue_fallback`: steal the largest block of a fallback type (core-mm §1.6).
-    /// ALLOC_NOFRAGMENT and watermark boosting are not modelled (core-mm §10.2 item 11).
+    /// ALLOC_NOFRAGMENT is not modelled (core-mm §10.2 item 11); a steal below pageblock size
+    /// sets `fragmentation_event` for the watermark boost.
     fn rmqueue_fallback(
         &mut self,
         fr: &mut Frames,
@@ -271,6 +276,9 @@ impl FreeArea {
             move_one(self, fr);
             return;
         }
+        // Stealing less than a pageblock mixes types inside one: the zone's watermarks get
+        // boosted (`boost_watermark`), whether or not the whole pageblock changes hands.
+        self.fragmentation_event = true;
         if !whole {
             move_one(self, fr);
             return;

@@ -208,6 +208,9 @@ impl Machine {
                 .free_area
                 .rmqueue(&mut self.frames, &mut self.pageblock_mt, 0, MIGRATE_MOVABLE)
                 .expect("free pages were counted before migrating");
+            // The kernel's migration targets are isolated free pages, not an allocation: no
+            // fallback steal, so no watermark boost.
+            self.zones[z].free_area.fragmentation_event = false;
             stats.free_scanned += 1;
             stats.isolated += 2;
             self.migrate_page(old, new);

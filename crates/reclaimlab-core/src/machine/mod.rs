@@ -44,7 +44,7 @@ use layout::ZoneLayout;
 use lru::Lruvec;
 use memory::{Region, TaskMm, PTE_PFN_MASK};
 use oom_kill::OomKill;
-use policy::{PgdatBalanced, WatermarkCheck, WatermarkSetup};
+use policy::{PgdatBalanced, WatermarkBoost, WatermarkCheck, WatermarkSetup};
 use signal::Outbox;
 use swapfile::SwapSpace;
 use tracepoint::{Tracepoint, Tracepoints};
@@ -124,6 +124,8 @@ pub struct MachineConfig {
     pub readahead_pages: u64,
     pub dirty_ratio: u64,
     pub dirty_background_ratio: u64,
+    /// `vm.watermark_boost_factor`.
+    pub watermark_boost_factor: u64,
 }
 
 /// The policy variants the memory model consults (`[policy]`, built from the registry).
@@ -131,6 +133,7 @@ pub struct MachineConfig {
 pub struct MachinePolicies {
     pub balance: Box<dyn PgdatBalanced>,
     pub wmark_check: Box<dyn WatermarkCheck>,
+    pub boost: Box<dyn WatermarkBoost>,
 }
 
 /// Everything a machine is built from.

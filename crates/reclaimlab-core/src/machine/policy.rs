@@ -62,6 +62,15 @@ impl BuiltinCheck {
     }
 }
 
+/// `[policy] watermark_boost`: the zone's `watermark_boost` after an external fragmentation
+/// event (a fallback steal below pageblock size; core-mm §1.6).
+pub trait WatermarkBoost: std::fmt::Debug {
+    /// The new boost of a zone whose boost is `boost`, high watermark (unboosted) `high` and
+    /// managed pages `managed`, under `vm.watermark_boost_factor` = `factor`; `None` leaves
+    /// the zone unboosted and kswapd asleep.
+    fn boost(&self, boost: u64, high: u64, managed: u64, factor: u64) -> Option<u64>;
+}
+
 /// `[policy] watermarks`: how min_free_kbytes defaults and how the per-zone watermarks follow
 /// from it (core-mm §2.1, §2.2).
 pub trait WatermarkSetup: std::fmt::Debug {

@@ -220,6 +220,22 @@ pub fn setup_per_zone_wmarks_legacy(
     out
 }
 
+/// `vm.watermark_boost_factor` as 6.1 boots with it: a boost of up to 150 % of the high mark.
+pub const DEFAULT_WATERMARK_BOOST_FACTOR: u64 = 15_000;
+
+/// `boost_watermark` (core-mm §1.6): a zone's `watermark_boost` after an external
+/// fragmentation event: one pageblock more, up to `high × factor / 10000` (at least one
+/// pageblock). `None` (no boost) when the factor is 0 or the zone is smaller than four
+/// pageblocks, where boosting would take a large share of it.
+pub fn boost_watermark(boost: u64, high: u64, managed: u64, factor: u64) -> Option<u64> {
+    let pageblock = 1u64 << PAGEBLOCK_ORDER;
+    if factor == 0 || pageblock * 4 > managed {
+        return None;
+    }
+    let max_boost = (high * factor / 10_000).max(pageblock);
+    Some((boost + pageblock).min(max_boost))
+}
+
 /// `vm.lowmem_reserve_ratio` as 6.1 boots with it (DMA, DMA32, Normal, Movable).
 pub const DEFAULT_LOWMEM_RESERVE_RATIO: [u64; 4] = [256, 256, 32, 0];
 

@@ -12,6 +12,7 @@
 pub mod kcompactd;
 pub mod kswapd_balance;
 pub mod kswapd_loop;
+pub mod watermark_boost;
 pub mod watermark_check;
 pub mod watermarks;
 
@@ -119,11 +120,12 @@ impl<T: ?Sized + 'static> SwitchInfo for Switch<T> {
 
 /// Every switch, in the order the scenario's `[policy]` table and `reclaimlab policies` list
 /// them. A switch whose default is a preset comes after the switch it follows.
-pub fn switches() -> [&'static dyn SwitchInfo; 5] {
+pub fn switches() -> [&'static dyn SwitchInfo; 6] {
     [
         &kswapd_balance::SWITCH,
         &watermarks::SWITCH,
         &watermark_check::SWITCH,
+        &watermark_boost::SWITCH,
         &kcompactd::SWITCH,
         &kswapd_loop::SWITCH,
     ]

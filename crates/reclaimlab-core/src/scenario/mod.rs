@@ -107,6 +107,8 @@ pub struct Sysctl {
     pub min_free_kbytes: Option<u64>,
     /// 1..=3000
     pub watermark_scale_factor: u64,
+    /// 0 disables boosting; in 1/10000 of the high watermark.
+    pub watermark_boost_factor: u64,
     /// One ratio per zone: DMA, DMA32, Normal, Movable (Device is always 0).
     pub lowmem_reserve_ratio: [u64; 4],
     /// 0..=200

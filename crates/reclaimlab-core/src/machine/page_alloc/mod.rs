@@ -60,6 +60,9 @@ impl Machine {
                 )
             };
             if let Some(p) = page {
+                if self.zones[z].free_area.fragmentation_event {
+                    self.external_fragmentation_event(z, flags);
+                }
                 self.zones[z].numa_hit += 1;
                 self.vm.add(VmEvent::pgalloc(z), 1 << order);
                 self.frames.set_flags(p, pg::ALLOCATED);
@@ -67,6 +70,28 @@ impl Machine {
             }
         }
         None
+    }
+
+    /// The allocation just served from zone `z` stole less than a pageblock from another
+    /// migratetype (`steal_suitable_fallback`): boost the zone's watermarks, and if the
+    /// allocation may wake kswapd, wake it to reclaim the boost (`rmqueue`'s
+    /// ZONE_BOOSTED_WATERMARK test: gfp none, order 0, the zone's own index).
+    #[cold]
+    fn external_fragmentation_event(&mut self, z: usize, flags: u32) {
+        let zone = &mut self.zones[z];
+        zone.free_area.fragmentation_event = false;
+        let Some(boost) = self.policy.boost.boost(
+            zone.watermark_boost,
+            zone.wmark.high,
+            zone.managed(),
+            self.cfg.watermark_boost_factor,
+        ) else {
+            return;
+        };
+        zone.watermark_boost = boost;
+        if flags & ALLOC_KSWAPD != 0 {
+            self.wakeup_kswapd(z, 0, 0, z);
+        }
     }
 
     /// An allocation that must not sleep or reclaim (read-ahead pages): the fast path, then
@@ -440,6 +465,8 @@ impl Machine {
                 self.frames.set_flags(p, pg::ALLOCATED);
                 n -= 1;
             }
+            // Boosts from the boot's own fallbacks were reclaimed long before the run starts.
+            self.zones[z].free_area.fragmentation_event = false;
         }
         if n > 0 {
             return Err(format!(

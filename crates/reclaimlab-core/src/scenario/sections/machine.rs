@@ -198,6 +198,12 @@ section! {
             "vm.watermark_scale_factor: distance between the watermarks",
         )
         .unit("1/10000 of a zone");
+        watermark_boost_factor: crate::machine::watermark::DEFAULT_WATERMARK_BOOST_FACTOR => Key::new(
+            "watermark_boost_factor",
+            Ty::UInt { min: 0, max: 1_000_000 },
+            "vm.watermark_boost_factor: how far an external fragmentation event may raise a zone's watermarks (with [policy] watermark_boost = \"v6.1\"); 0 disables boosting",
+        )
+        .unit("1/10000 of the high watermark");
         lowmem_reserve_ratio: crate::machine::watermark::DEFAULT_LOWMEM_RESERVE_RATIO => Key::new(
             "lowmem_reserve_ratio",
             Ty::UIntList { labels: &["DMA", "DMA32", "Normal", "Movable"] },

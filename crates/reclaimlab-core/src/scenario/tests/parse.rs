@@ -53,6 +53,7 @@ lowmem = "3GiB"
 [sysctl]
 min_free_kbytes = 67584
 watermark_scale_factor = 150
+watermark_boost_factor = 0
 lowmem_reserve_ratio = [256, 256, 64, 0]
 swappiness = 100
 [swap]
@@ -114,6 +115,7 @@ file = { size = "8GiB", op = "write", passes = 2, hold = "1min" }
         Sysctl {
             min_free_kbytes: Some(67584),
             watermark_scale_factor: 150,
+            watermark_boost_factor: 0,
             lowmem_reserve_ratio: [256, 256, 64, 0],
             swappiness: 100,
             page_cluster: 3,

@@ -69,6 +69,7 @@ fn sysctl_fields(s: &Sysctl) -> Vec<(&'static str, String)> {
         Sysctl {
             min_free_kbytes,
             watermark_scale_factor,
+            watermark_boost_factor,
             lowmem_reserve_ratio,
             swappiness,
             page_cluster

@@ -132,6 +132,7 @@ fn generated_scenarios_round_trip() {
         s.host.pcp_lists = next(2) == 0;
         s.sysctl.min_free_kbytes = (next(2) == 0).then(|| 128 + next(262_144 - 127));
         s.sysctl.watermark_scale_factor = 1 + next(3000);
+        s.sysctl.watermark_boost_factor = next(1_000_001);
         s.sysctl.lowmem_reserve_ratio = [next(1000), next(1000), next(1000), next(10)];
         s.sysctl.swappiness = next(201);
         s.swap.size_bytes = if next(3) == 0 {

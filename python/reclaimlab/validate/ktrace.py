@@ -1,0 +1,113 @@
+"""What the guest's ftrace says about kswapd and direct reclaim during the workload.
+
+The guest's /init traces kswapd0's scheduler events (`sched_wakeup`, `sched_switch` onto and
+off its CPU) and the reclaim events `mm_vmscan_wakeup_kswapd`, `mm_vmscan_kswapd_wake`,
+`mm_vmscan_kswapd_sleep` and `mm_vmscan_direct_reclaim_begin`/`_end`. From them:
+
+- kswapd's runs (`balance_pgdat` calls: from each `kswapd_wake` to its next voluntary sleep)
+  and how long each lasted, and its total time on a CPU;
+- what kswapd was doing when each direct reclaim began: running on a CPU, preempted
+  (runnable), woken but not yet running, or sleeping (napping or asleep; `D` is an I/O wait);
+- wake-ups with no gfp flags (`gfp_flags=none`): the allocator's call after a fallback steal
+  boosted a zone's watermarks.
+
+These are the facts behind the simulator's choices for the validation scenarios (their wake-up
+latency and the cost of reclaiming a mapped page; docs/VALIDATION.md), kept as
+`validation/real/<scenario>.trace.json` by `scripts/validate-trace.py`.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+from typing import Any
+
+_EVENT = re.compile(r"^\s*(.+?)-(\d+)\s+\[(\d+)\]\s+\S+\s+(\d+\.\d+): (\w+): (.*)$")
+
+
+def _events(trace: str) -> list[tuple[float, str, str]]:
+    out = []
+    for line in trace.splitlines():
+        m = _EVENT.match(line)
+        if m:
+            out.append((float(m.group(4)), m.group(5), m.group(6)))
+    return out
+
+
+def _quantiles_us(values: list[float]) -> dict[str, float]:
+    if not values:
+        return {"n": 0}
+    v = sorted(values)
+    n = len(v)
+    return {
+        "n": n,
+        "median_us": round(v[n // 2] * 1e6, 1),
+        "p10_us": round(v[n // 10] * 1e6, 1),
+        "p90_us": round(v[min(n - 1, n * 9 // 10)] * 1e6, 1),
+        "mean_us": round(statistics.fmean(v) * 1e6, 1),
+    }
+
+
+def summarise(trace: str) -> dict[str, Any]:
+    """The summary of one boot's trace (see the module doc)."""
+    ev = _events(trace)
+    state = "sleeping"  # kswapd starts the workload asleep
+    at_direct = {"running": 0, "preempted": 0, "woken": 0, "sleeping": 0, "io_wait": 0}
+    on_cpu_since: float | None = None
+    on_cpu = 0.0
+    run_start: float | None = None
+    runs: list[float] = []
+    direct_begin: float | None = None
+    direct: list[float] = []
+    direct_reclaimed: list[int] = []
+    wakeups = boost_wakeups = 0
+    for t, name, args in ev:
+        if name == "sched_wakeup":
+            if state != "running":
+                state = "woken"
+        elif name == "sched_switch":
+            if "next_comm=kswapd0" in args:
+                state, on_cpu_since = "running", t
+            elif "prev_comm=kswapd0" in args:
+                if on_cpu_since is not None:
+                    on_cpu += t - on_cpu_since
+                    on_cpu_since = None
+                prev = args.split("prev_state=")[1].split()[0] if "prev_state=" in args else "S"
+                if prev.startswith("R"):
+                    state = "preempted"
+                elif prev.startswith("D"):
+                    state = "io_wait"
+                else:
+                    state = "sleeping"
+                    if run_start is not None:
+                        runs.append(t - run_start)
+                        run_start = None
+        elif name == "mm_vmscan_kswapd_wake":
+            run_start = t
+        elif name == "mm_vmscan_wakeup_kswapd":
+            wakeups += 1
+            if args.rstrip().endswith("gfp_flags=none"):
+                boost_wakeups += 1
+        elif name == "mm_vmscan_direct_reclaim_begin":
+            at_direct[state] += 1
+            direct_begin = t
+        elif name == "mm_vmscan_direct_reclaim_end" and direct_begin is not None:
+            direct.append(t - direct_begin)
+            m = re.search(r"nr_reclaimed=(\d+)", args)
+            direct_reclaimed.append(int(m.group(1)) if m else 0)
+            direct_begin = None
+    span = (ev[-1][0] - ev[0][0]) if ev else 0.0
+    return {
+        "traced_s": round(span, 3),
+        "kswapd_on_cpu_s": round(on_cpu, 3),
+        "kswapd_runs": _quantiles_us(runs),
+        "kswapd_runs_under_300us": sum(1 for r in runs if r < 300e-6),
+        "wakeup_kswapd": wakeups,
+        "wakeup_kswapd_gfp_none": boost_wakeups,
+        "direct_reclaims": len(direct),
+        "direct_reclaim": _quantiles_us(direct),
+        "direct_reclaimed_median": (
+            sorted(direct_reclaimed)[len(direct_reclaimed) // 2] if direct_reclaimed else 0
+        ),
+        "kswapd_at_direct_reclaim": at_direct,
+    }

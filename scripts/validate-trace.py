@@ -1,0 +1,72 @@
+"""Boot one validation scenario with kswapd and direct reclaim traced, and keep what the trace
+says (validate/ktrace.py) in validation/real/<scenario>.trace.json: kswapd's runs and time on
+a CPU, what it was doing when each direct reclaim began, and the boost wake-ups.
+
+Usage: .venv/bin/python scripts/validate-trace.py SCENARIO [--accel kvm|tcg]
+       .venv/bin/python scripts/validate-trace.py SCENARIO --console PATH   (an earlier boot's
+       console transcript instead of a new boot)
+Needs what `reclaimlab validate --boot` needs (bash scripts/validate-setup.sh).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import sys
+from pathlib import Path
+
+from reclaimlab.validate import guest, kernel, spec, store
+from reclaimlab.validate.errors import ValidateError
+
+ROOT = Path(__file__).resolve().parent.parent
+SHOWN = ("allocstall_movable", "pgscan_kswapd", "pgsteal_kswapd", "pgscan_direct",
+         "pgsteal_direct", "pageoutrun", "pswpout")
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("scenario")
+    p.add_argument("--accel", choices=("kvm", "tcg"), default="tcg")
+    p.add_argument("--console", type=Path, help="summarise this console transcript instead")
+    args = p.parse_args()
+    try:
+        s = spec.load(ROOT / "validation" / f"{args.scenario}.toml")
+        if args.console is not None:
+            if not args.console.is_file():
+                raise ValidateError(f"{args.console}: no such transcript")
+            rep = guest.rep_from_transcript(args.console.read_text(errors="replace"),
+                                            str(args.console))
+            accel = "as recorded"
+        else:
+            k = kernel.fetch_kernel(store.CACHE)
+            rep = guest.boot(s, k, store.CACHE / "work-trace" / s.name, kernel.busybox_binary(),
+                             kernel.build_workload(store.CACHE), 1, args.accel == "kvm")
+            accel = args.accel.upper()
+    except ValidateError as e:
+        print(f"validate-trace: {e}", file=sys.stderr)
+        return e.exit_code
+    summary = rep.get("kswapd_trace")
+    if not summary or not summary.get("traced_s"):
+        print("validate-trace: the transcript has no trace of the workload; nothing written",
+              file=sys.stderr)
+        return 1
+    out = {
+        "what": "one traced boot of the scenario: kswapd's runs and CPU time, and what kswapd "
+                "was doing when each direct reclaim began (reclaimlab.validate.ktrace)",
+        "scenario": s.name, "accel": accel, "kernel": rep["kernel"],
+        "date": datetime.date.today().isoformat(),
+        "wall_time_s": rep["wall_time_s"],
+        "vmstat_delta": {c: rep["vmstat_delta"].get(c) for c in SHOWN},
+        "trace": summary,
+    }
+    path = ROOT / "validation" / "real" / f"{s.name}.trace.json"
+    path.write_text(json.dumps(out, indent=1) + "\n")
+    at = summary["kswapd_at_direct_reclaim"]
+    print(f"{path}: {summary['direct_reclaims']} direct reclaims (kswapd {at}), "
+          f"kswapd on a CPU {summary['kswapd_on_cpu_s']} s of {summary['traced_s']} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
