@@ -158,6 +158,7 @@ pub fn host_params(scn: &Scenario, seed: u64, trace: bool) -> Result<MachinePara
         kernel_used_pages: scn.host.kernel_used_bytes / PAGE_SIZE,
         cpus: scn.host.cpus.max(1),
         swap_pages: s.size_bytes / PAGE_SIZE,
+        swap_rotational: s.rotational,
         swapdev: device(
             s.read_latency_ns,
             s.write_latency_ns,

@@ -115,6 +115,49 @@ fn swap_readahead_reads_windows_on_a_sequential_reread() {
     assert_eq!(counter(&out, "pgmajfault"), counter(&out, "pswpin"));
 }
 
+/// On a rotational swap device 6.1 reads ahead by slot (`swap_cluster_readahead`). Pages
+/// swapped out in order sit in consecutive slots, so a sequential re-read reads the same
+/// windows as the address-based variant; random faults find unrelated pages in the
+/// neighbouring slots, the hits stay rare, and the window shrinks back to one page.
+#[test]
+fn rotational_swap_reads_ahead_by_slot() {
+    let mut seq = one_and_a_half_ram("");
+    seq.swap.rotational = true;
+    let out = go(&seq, false);
+    let (ra, hit) = (counter(&out, "swap_ra"), counter(&out, "swap_ra_hit"));
+    let (pswpin, majfault) = (counter(&out, "pswpin"), counter(&out, "pgmajfault"));
+    assert!(ra > 0);
+    assert_eq!(pswpin, majfault + ra);
+    assert!(hit * 100 >= ra * 95, "swap_ra_hit {hit} of swap_ra {ra}");
+    assert!(
+        majfault * 5 < pswpin,
+        "pgmajfault {majfault}, pswpin {pswpin}"
+    );
+    // Same workload, address-based readahead: the same order of magnitude.
+    let vma = go(&one_and_a_half_ram(""), false);
+    let vma_ra = counter(&vma, "swap_ra");
+    assert!(
+        ra * 10 > vma_ra * 8 && ra * 10 < vma_ra * 12,
+        "by slot {ra}, by address {vma_ra}"
+    );
+
+    let random = scenario(
+        "[host]\nram = \"256MiB\"\n[swap]\nsize = \"512MiB\"\nrotational = true\n\
+         [[workload]]\nname = \"r\"\n[workload.anon]\nsize = \"384MiB\"\n\
+         pattern = \"random\"\npasses = 2\nwrite_fraction = 1.0\n",
+    );
+    let out = go(&random, false);
+    let (ra, hit) = (counter(&out, "swap_ra"), counter(&out, "swap_ra_hit"));
+    let majfault = counter(&out, "pgmajfault");
+    assert!(
+        majfault > 10_000,
+        "the random pass swaps: {majfault} major faults"
+    );
+    assert!(ra > 0, "some windows open after hits");
+    assert!(ra * 10 < majfault, "swap_ra {ra} against {majfault} faults");
+    assert!(hit <= ra);
+}
+
 /// Readahead pages are allocated with __GFP_NORETRY: a streaming reader that outruns
 /// kswapd enters direct reclaim for them (once per allocation), where the old model only
 /// ever took free pages.

@@ -293,7 +293,7 @@ impl Machine {
         if f & pg::SWAPCACHE != 0 && f & pg::WRITEBACK == 0 && (write || self.swap.is_half_full()) {
             self.frames.clear(pfn, pg::SWAPCACHE);
             self.frames.set(pfn, pg::DIRTY);
-            self.swap.free();
+            self.swap.free(self.frames.owner(pfn));
             self.stat.nr_swapcached -= 1;
         }
     }
@@ -308,9 +308,14 @@ impl Machine {
         self.vm.add(VmEvent::Pgfault, 1);
         self.vm.add(VmEvent::Pgmajfault, 1);
         t.cost_ns += self.cfg.cost.major_fault_ns;
-        let ahead = match self.region_of(vp) {
-            Some(r) => self.swap_vma_readahead(vp, r),
-            None => 0,
+        // 6.1 reads ahead by slot on a rotational device, by address otherwise.
+        let ahead = if self.swap.slots.is_some() {
+            self.swap_cluster_readahead(vp)
+        } else {
+            match self.region_of(vp) {
+                Some(r) => self.swap_vma_readahead(vp, r),
+                None => 0,
+            }
         };
         // Adding each readahead page to the swap cache and the LRU costs what a page-cache
         // insertion does.
@@ -372,7 +377,7 @@ impl Machine {
             self.pte[vp as usize] = PTE_NONE;
             if !pte_present(pte) {
                 if pte_is_swap(pte) {
-                    self.swap.free();
+                    self.swap.free(vp);
                 }
                 continue;
             }
@@ -383,13 +388,16 @@ impl Machine {
             }
             self.frames.set_owner(pfn, NIL);
             if f & pg::WRITEBACK != 0 {
+                if f & pg::SWAPCACHE != 0 {
+                    self.swap.forget(vp);
+                }
                 continue;
             }
             if f & pg::LRU != 0 {
                 self.lru_del(pfn);
             }
             if f & pg::SWAPCACHE != 0 {
-                self.swap.free();
+                self.swap.free(vp);
                 self.stat.nr_swapcached -= 1;
             }
             self.frames.set_flags(pfn, 0);

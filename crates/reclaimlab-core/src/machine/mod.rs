@@ -156,6 +156,8 @@ pub struct MachineParams {
     /// CPUs of the machine: one set of per-CPU page lists each, and the divisor of `pcp->high`.
     pub cpus: u32,
     pub swap_pages: u64,
+    /// The swap device is rotational: readahead by slot position (`swap_cluster_readahead`).
+    pub swap_rotational: bool,
     pub swapdev: DeviceParams,
     pub disk: DeviceParams,
     pub config: MachineConfig,
@@ -175,6 +177,8 @@ pub struct Machine {
     pub pageblock_mt: Vec<u8>,
     pub lruvec: Lruvec,
     pub swap: SwapSpace,
+    /// The offset-based swap readahead's global state (rotational swap only).
+    pub swap_cluster_ra: swap_state::ClusterRa,
     pub swapdev: BlockDevice,
     pub disk: BlockDevice,
     pub vm: VmEvents,
@@ -318,10 +322,8 @@ impl Machine {
             frames,
             pageblock_mt,
             lruvec: Lruvec::default(),
-            swap: SwapSpace {
-                total: p.swap_pages,
-                used: 0,
-            },
+            swap: SwapSpace::new(p.swap_pages, p.swap_rotational),
+            swap_cluster_ra: Default::default(),
             swapdev: device(&p.swapdev, "swap-device"),
             disk: device(&p.disk, "disk"),
             vm: VmEvents::new(),

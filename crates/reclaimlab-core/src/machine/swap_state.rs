@@ -8,11 +8,14 @@
 //! kernel's `swap_readahead_info`: the last fault or hit, the last window, and the hits since.
 //! Pages read ahead enter the swap cache unmapped with PG_readahead set (the kernel's alias
 //! of PG_reclaim) and go on the inactive anonymous list; a later fault that finds one is a
-//! minor fault and counts `swap_ra_hit`. The offset-based variant (`swap_cluster_readahead`,
-//! when vma_ra is off) needs swap slot positions, which the model does not track; it is not
-//! modelled.
+//! minor fault and counts `swap_ra_hit`.
+//!
+//! While a rotational swap device is in use (`[swap] rotational`), 6.1 uses the offset-based
+//! variant instead (`swap_cluster_readahead`): the window is the aligned block of
+//! `2^page_cluster`-at-most slots around the faulting page's slot, whatever pages those slots
+//! hold, sized by the same rule from one global hit counter and the last faulting offset.
 
-use super::frames::pg;
+use super::frames::{pg, NIL};
 use super::memory::*;
 use super::vmstat::VmEvent;
 use super::Machine;
@@ -90,7 +93,93 @@ pub fn swap_ra_window(
     Some((start, end))
 }
 
+/// The offset-based readahead's state: globals of mm/swap_state.c (`swapin_readahead_hits`,
+/// `prev_offset`, `last_readahead_pages`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ClusterRa {
+    pub prev_offset: u32,
+    pub hits: u32,
+    pub last_pages: u32,
+}
+
+/// `swapin_nr_pages` of the offset-based variant: the window for a fault on slot `offset`.
+/// The hits are consumed; the previous offset moves only when there were none.
+pub fn cluster_nr_pages(ra: &mut ClusterRa, offset: u32, page_cluster: u64) -> u32 {
+    let max_pages = 1u32 << page_cluster.min(31);
+    if max_pages <= 1 {
+        return 1;
+    }
+    let hits = std::mem::take(&mut ra.hits);
+    let pages = swapin_nr_pages(ra.prev_offset, offset, hits, max_pages, ra.last_pages);
+    if hits == 0 {
+        ra.prev_offset = offset;
+    }
+    ra.last_pages = pages;
+    pages
+}
+
+/// The slots `[start, end]` a window of `pages` (a power of two) around `offset` covers on a
+/// device of `nslots` slots: aligned to the window, never the header slot 0.
+pub fn cluster_window(offset: u32, pages: u32, nslots: u32) -> (u32, u32) {
+    let mask = pages - 1;
+    ((offset & !mask).max(1), (offset | mask).min(nslots - 1))
+}
+
 impl Machine {
+    /// `swap_cluster_readahead` around a swap-in fault on `vp` (rotational swap): read the
+    /// window's other in-use slots whose pages are not in memory into the swap cache. Returns
+    /// how many were read. Frames as for the VMA-based variant.
+    pub(super) fn swap_cluster_readahead(&mut self, vp: u32) -> u64 {
+        let Some(map) = &self.swap.slots else {
+            return 0;
+        };
+        let Some(offset) = map.slot(vp) else {
+            return 0;
+        };
+        let nslots = map.owner.len() as u32;
+        let pages = cluster_nr_pages(&mut self.swap_cluster_ra, offset, self.cfg.page_cluster);
+        if pages <= 1 {
+            return 0;
+        }
+        let (start, end) = cluster_window(offset, pages, nslots);
+        let mut read = 0;
+        for s in start..=end {
+            let owner = self
+                .swap
+                .slots
+                .as_ref()
+                .map_or(NIL, |m| m.owner[s as usize]);
+            if s == offset || owner == NIL || !pte_is_swap(self.pte[owner as usize]) {
+                continue;
+            }
+            if !self.swap_readahead_page(owner) {
+                break;
+            }
+            read += 1;
+        }
+        self.vm.add(VmEvent::SwapRa, read);
+        read
+    }
+
+    /// Read swapped-out `v` into the swap cache as a readahead page (unmapped, PG_readahead).
+    /// False when no frame is free.
+    fn swap_readahead_page(&mut self, v: u32) -> bool {
+        let Some(pfn) = self.try_alloc_nowait(super::gfp::GFP_HIGHUSER_MOVABLE) else {
+            return false;
+        };
+        self.frames
+            .set_page(pfn, pg::SWAPBACKED | pg::SWAPCACHE | pg::RECLAIM, v);
+        let shadow = pte_shadow(self.pte[v as usize]);
+        if shadow != SHADOW_NONE {
+            self.workingset_refault(pfn, shadow);
+        }
+        // In the swap cache, not mapped: the next access is a minor fault.
+        self.pte[v as usize] = pfn;
+        self.stat.nr_swapcached += 1;
+        self.lru_add(pfn);
+        true
+    }
+
     /// `swap_vma_readahead` around a swap-in fault on `vp` of region `r`: read the window's
     /// other swapped-out pages into the swap cache. Returns how many were read. Their frames
     /// come from the free lists without reclaim (a documented simplification: the kernel
@@ -111,19 +200,9 @@ impl Machine {
             if i == fault || !pte_is_swap(self.pte[v as usize]) {
                 continue;
             }
-            let Some(pfn) = self.try_alloc_nowait(super::gfp::GFP_HIGHUSER_MOVABLE) else {
+            if !self.swap_readahead_page(v) {
                 break;
-            };
-            self.frames
-                .set_page(pfn, pg::SWAPBACKED | pg::SWAPCACHE | pg::RECLAIM, v);
-            let shadow = pte_shadow(self.pte[v as usize]);
-            if shadow != SHADOW_NONE {
-                self.workingset_refault(pfn, shadow);
             }
-            // In the swap cache, not mapped: the next access is a minor fault.
-            self.pte[v as usize] = pfn;
-            self.stat.nr_swapcached += 1;
-            self.lru_add(pfn);
             read += 1;
         }
         self.vm.add(VmEvent::SwapRa, read);
@@ -131,11 +210,18 @@ impl Machine {
     }
 
     /// A fault found page `vp` in the swap cache (`swap_cache_get_folio`): the region's
-    /// readahead state moves to it, and a page brought in by readahead counts a hit.
+    /// readahead state moves to it, and a page brought in by readahead counts a hit (the
+    /// offset-based variant's hits are global, and its regions keep no state).
     pub(super) fn swap_cache_hit(&mut self, vp: u32, pfn: u32) {
         let readahead = self.frames.test_and_clear(pfn, pg::RECLAIM);
         if readahead {
             self.vm.add(VmEvent::SwapRaHit, 1);
+        }
+        if self.swap.slots.is_some() {
+            if readahead {
+                self.swap_cluster_ra.hits += 1;
+            }
+            return;
         }
         if let Some(r) = self.region_of(vp) {
             let region = &mut self.regions[r];
@@ -151,6 +237,35 @@ impl Machine {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cluster_window_is_aligned_and_skips_the_header() {
+        // 8 pages around slot 13: the aligned block 8..=15.
+        assert_eq!(cluster_window(13, 8, 1000), (8, 15));
+        // Around slot 3: 0..=7, but slot 0 is the swap header.
+        assert_eq!(cluster_window(3, 8, 1000), (1, 7));
+        // Near the end of a 20-slot device: 16..=19.
+        assert_eq!(cluster_window(17, 8, 20), (16, 19));
+    }
+
+    #[test]
+    fn cluster_readahead_uses_global_hits_and_moves_prev_only_without_them() {
+        let mut ra = ClusterRa::default();
+        // First fault at slot 40: not next to prev (0), no hits: one page; prev moves to 40.
+        assert_eq!(cluster_nr_pages(&mut ra, 40, 3), 1);
+        assert_eq!((ra.prev_offset, ra.last_pages), (40, 1));
+        // Slot 41, next to it: two pages.
+        assert_eq!(cluster_nr_pages(&mut ra, 41, 3), 2);
+        // Three readahead hits since: 3 + 2 = 5, rounded up to 8 (page_cluster 3 caps it at 8);
+        // the hits are consumed and prev stays at 41.
+        ra.hits = 3;
+        assert_eq!(cluster_nr_pages(&mut ra, 90, 3), 8);
+        assert_eq!((ra.prev_offset, ra.hits, ra.last_pages), (41, 0, 8));
+        // No hits, far away: 1 page, but never below half the last window.
+        assert_eq!(cluster_nr_pages(&mut ra, 500, 3), 4);
+        // page_cluster 0 turns readahead off.
+        assert_eq!(cluster_nr_pages(&mut ra, 501, 0), 1);
+    }
 
     #[test]
     fn window_grows_with_hits_to_the_cap() {

@@ -130,6 +130,8 @@ pub struct SwapDevice {
     pub latency_jitter: f64,
     /// Request slots: a writer waits when they are all in use.
     pub nr_requests: u64,
+    /// A rotational device: 6.1 reads ahead by slot position instead of by virtual address.
+    pub rotational: bool,
 }
 
 /// The block device behind files (page cache misses and writeback).

@@ -246,7 +246,7 @@ impl Machine {
     fn drop_swap_copy(&mut self, pfn: u32) {
         self.frames.clear(pfn, pg::SWAPCACHE);
         self.frames.set(pfn, pg::DIRTY);
-        self.swap.free();
+        self.swap.free(self.frames.owner(pfn));
         self.stat.nr_swapcached -= 1;
     }
 
@@ -289,7 +289,7 @@ impl Machine {
             if sc.gfp & gfp::__GFP_IO == 0 {
                 return Outcome::Keep;
             }
-            if !self.swap.alloc() {
+            if !self.swap.alloc(self.frames.owner(pfn)) {
                 return Outcome::Activate;
             }
             self.frames.set(pfn, pg::SWAPCACHE | pg::DIRTY);
@@ -320,7 +320,7 @@ impl Machine {
             self.stat.nr_swapcached -= 1;
             if vp == NIL {
                 // Its process exited while the page was being written.
-                self.swap.free();
+                self.swap.free(NIL);
             } else {
                 let shadow = self.workingset_eviction(pfn);
                 self.pte[vp as usize] = pte_mk_swap(shadow);

@@ -245,6 +245,11 @@ section! {
             NR_REQUESTS,
             "request slots (queue/nr_requests) of 32 pages each; a swap-out waits while all are busy",
         );
+        rotational: false => Key::new(
+            "rotational",
+            Ty::Bool,
+            "a rotational device (a disk; a virtio disk is one to its guest): 6.1 then reads ahead the 2^page_cluster slots around the faulting one (swap_cluster_readahead) instead of the pages around the faulting address",
+        );
     }
     children: [],
     rules: [],

@@ -55,6 +55,7 @@ fn defaults_are_the_pinned_values() {
             bandwidth_bytes_per_sec: GIB,
             latency_jitter: 0.1,
             nr_requests: 256,
+            rotational: false,
         }
     );
     assert_eq!(

@@ -62,6 +62,7 @@ read_latency = "100us"
 write_latency = "50us"
 bandwidth = "500MiB/s"
 nr_requests = 64
+rotational = true
 [disk]
 read_latency = "1ms"
 write_latency = "2ms"
@@ -130,6 +131,7 @@ file = { size = "8GiB", op = "write", passes = 2, hold = "1min" }
             bandwidth_bytes_per_sec: 500 * MIB,
             latency_jitter: 0.1,
             nr_requests: 64,
+            rotational: true,
         }
     );
     assert_eq!(

@@ -85,7 +85,8 @@ fn swap_fields(s: &SwapDevice) -> Vec<(&'static str, String)> {
             write_latency_ns,
             bandwidth_bytes_per_sec,
             latency_jitter,
-            nr_requests
+            nr_requests,
+            rotational
         }
     )
 }

@@ -144,6 +144,7 @@ fn generated_scenarios_round_trip() {
         s.swap.write_latency_ns = next(NS_PER_SEC);
         s.swap.bandwidth_bytes_per_sec = 1 + next(1 << 36);
         s.swap.latency_jitter = next(1000) as f64 / 1000.0;
+        s.swap.rotational = next(2) == 0;
         s.disk.read_latency_ns = next(NS_PER_SEC);
         s.disk.write_latency_ns = next(NS_PER_SEC);
         s.disk.bandwidth_bytes_per_sec = 1 + next(1 << 36);
