@@ -31,5 +31,5 @@ fi
     || echo "setup: warning: could not upgrade pip; going on with $(.venv/bin/python -m pip --version)"
 # pip always rebuilds a local project, so Rust edits are picked up here; maturin builds release.
 echo "setup: building and installing reclaimlab (release build of the Rust extension; a few minutes the first time)"
-.venv/bin/python -m pip install --quiet --editable '.[test]'
+.venv/bin/python -m pip install --quiet --editable '.[test,ray]'
 .venv/bin/python -c 'import reclaimlab; print(f"setup: reclaimlab {reclaimlab.__version__} (engine {reclaimlab.ENGINE_VERSION}) ready in .venv")'

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TextIO
 
 
@@ -87,3 +88,56 @@ class ProgressBar:
             self.stream.write("\r" + " " * self._drawn + "\r")
             self.stream.flush()
             self._drawn = 0
+
+
+@contextmanager
+def sweep_progress(stream: TextIO | None = None) -> Iterator[Callable[..., None]]:
+    """A rich progress display for a sweep: runs done of total, running, failed, ETA. Yields
+    the ``on_event`` callable :func:`reclaimlab.sweep.execute` calls. A failed run is also
+    printed as a line of its own. On a stream that is not a terminal only those lines show."""
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    console = Console(file=stream if stream is not None else sys.stderr, highlight=False)
+    progress = Progress(
+        TextColumn("sweep"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("running {task.fields[running]}  failed {task.fields[failed]}"),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        console=console,
+        transient=False,
+        disable=not console.is_terminal,
+    )
+    state = {"running": 0, "failed": 0, "task": None}
+
+    def on_event(kind: str, *details) -> None:
+        if kind == "start":
+            total, already = details
+            state["task"] = progress.add_task("sweep", total=total, completed=already,
+                                              running=0, failed=0)
+            return
+        if kind == "submitted":
+            state["running"] += 1
+        elif kind in ("done", "failed"):
+            state["running"] -= 1
+            if kind == "failed":
+                state["failed"] += 1
+                job, error = details
+                first = error.strip().splitlines()[0] if error.strip() else "unknown error"
+                console.print(f"FAILED {job.label}: {first}", markup=False)
+        if state["task"] is not None:
+            progress.update(state["task"], advance=kind in ("done", "failed"),
+                            running=state["running"], failed=state["failed"])
+
+    with progress:
+        yield on_event

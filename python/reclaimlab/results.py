@@ -22,6 +22,7 @@ nothing else of the package, so every layer above can use it.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -109,7 +110,7 @@ def _make_hidden_dir(parent: Path, prefix: str) -> Path:
             continue
 
 
-def _replaceable(path: Path) -> bool:
+def replaceable(path: Path) -> bool:
     """A directory we may replace: empty, or a previous reclaimlab result."""
     if not path.is_dir() or path.is_symlink():
         return False
@@ -125,7 +126,7 @@ def atomic_directory(target: str | os.PathLike) -> Iterator[Path]:
     """
     target = Path(target)
     if target.exists() or target.is_symlink():
-        if not _replaceable(target):
+        if not replaceable(target):
             raise OutputError(
                 f"refusing to replace {target}: it exists and is not a reclaimlab result directory"
             )
@@ -173,6 +174,12 @@ def write_result_dir(
 
 def write_text_atomic(path: str | os.PathLike, text: str) -> None:
     """Write a single file (a report beside the results) via a temporary file and a rename."""
+    write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> None:
+    """Write a single file via a temporary file and a rename: readers see the old file or the
+    new one, never a part."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     while True:
@@ -184,7 +191,7 @@ def write_text_atomic(path: str | os.PathLike, text: str) -> None:
             continue
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(text.encode("utf-8"))
+            f.write(data)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
@@ -325,6 +332,16 @@ def summary_matches(summary: Mapping[str, Any] | None, resolved: str, seed: int)
         and summary.get("seed") == seed
         and summary.get("engine_version") == ENGINE_VERSION
     )
+
+
+def run_key(resolved: str, seed: int) -> str:
+    """The store key of a run: a hash of exactly what :func:`summary_matches` compares (the
+    fully resolved scenario text, the seed, this engine's version), so that two requests share a
+    key exactly when one's result is up to date for the other."""
+    ident = json.dumps(
+        {"engine_version": ENGINE_VERSION, "scenario": resolved, "seed": seed}, sort_keys=True
+    )
+    return hashlib.sha256(ident.encode("utf-8")).hexdigest()
 
 
 def fresh_summary(
