@@ -422,6 +422,22 @@ class _Local:
         self.pool.shutdown(wait=not interrupted, cancel_futures=True)
 
 
+def _check_reachable(address: str) -> None:
+    """Fail fast on a HOST:PORT nobody listens on (ray.init would retry for minutes)."""
+    import socket
+
+    host, sep, port = address.rpartition(":")
+    if address == "auto" or not sep or not port.isdigit() or "://" in address:
+        return
+    try:
+        socket.create_connection((host, int(port)), timeout=5).close()
+    except OSError as e:
+        raise SweepError(
+            f"error: --ray {address}: cannot connect to a Ray cluster ({e.strerror or e}); start "
+            "one with `ray start --head`, or check the address"
+        ) from None
+
+
 class _Ray:
     """Each run a Ray task on the cluster at ``address`` ("auto": the one this machine is in),
     retried by Ray if its worker or node dies."""
@@ -438,6 +454,7 @@ class _Ray:
         import logging
 
         self.ray = ray
+        _check_reachable(address)
         try:
             ray.init(address=address, logging_level=logging.WARNING, log_to_driver=False)
         except (ConnectionError, RuntimeError, ValueError) as e:

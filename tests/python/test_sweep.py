@@ -213,3 +213,71 @@ def test_failed_run_is_recorded_and_does_not_stop_the_sweep(tmp_path):
     failed = sorted((out / ".store" / "failed").iterdir())
     assert len(failed) == 2 and "record 2" in json.loads(failed[0].read_text())["error"]
     assert len(entries(out / ".store")) == 2
+
+
+# ---- Ray --------------------------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_ray_sweep_on_a_real_local_head(tmp_path):
+    """A real Ray head on loopback (no mock), started and stopped by this test: the sweep runs
+    every job as a Ray task, and the entries are byte for byte those of the local pool."""
+    ray_exe = Path(sys.executable).with_name("ray")
+    assert ray_exe.is_file(), "install the ray extra: pip install -e '.[test,ray]'"
+    port = _free_port()
+    env = dict(os.environ)
+    # Ray replaces a loopback --node-ip-address by the machine's routable address unless its
+    # "cluster" mode is off; off, every part of it binds 127.0.0.1.
+    env["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+    env["RAY_USAGE_STATS_ENABLED"] = "0"
+    temp = Path("/tmp") / f"rl-ray-{os.getpid()}"  # Ray's socket paths must stay short
+    head = subprocess.Popen(
+        [str(ray_exe), "start", "--head", "--block", "--port", str(port),
+         "--node-ip-address", "127.0.0.1", "--num-cpus", "2", "--include-dashboard", "false",
+         "--disable-usage-stats", "--temp-dir", str(temp)],
+        env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        start_new_session=True, text=True,
+    )
+    try:
+        path = make(tmp_path)
+        out = tmp_path / "ray"
+        deadline = time.monotonic() + 90
+        while True:  # the head takes a few seconds to come up
+            r = subprocess.run(
+                [sys.executable, "-m", "reclaimlab", "sweep", str(path), "--out", str(out),
+                 "--ray", f"127.0.0.1:{port}"],
+                env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300,
+            )
+            if r.returncode == 0 or time.monotonic() > deadline or head.poll() is not None:
+                break
+            time.sleep(1)
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert "12 runs: 12 run now, 0 already in the store, 0 failed" in r.stdout
+        bad = run_cli("sweep", str(path), "--out", str(tmp_path / "x"), "--ray",
+                      f"127.0.0.1:{_free_port()}")
+        assert bad.returncode == 2 and "cannot connect to a Ray cluster" in bad.stderr
+    finally:
+        # Stop only what this test started: the head's whole process session.
+        try:
+            os.killpg(head.pid, signal.SIGTERM)
+            head.wait(timeout=30)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            os.killpg(head.pid, signal.SIGKILL)
+        subprocess.run(["rm", "-rf", str(temp)])
+    local = tmp_path / "local"
+    r = run_cli("sweep", str(path), "--out", str(local), "--workers", "2")
+    assert r.returncode == 0, r.stderr
+    ray_entries, local_entries = entries(out / ".store"), entries(local / ".store")
+    assert [e.name for e in ray_entries] == [e.name for e in local_entries] and len(ray_entries) == 12
+    for a, b in zip(ray_entries, local_entries):
+        for f in RESULT_FILES:
+            assert (a / f).read_bytes() == (b / f).read_bytes(), (a, f)
+    assert pd.read_csv(out / "summary.csv").drop(columns=["wall_time_s"]).equals(
+        pd.read_csv(local / "summary.csv").drop(columns=["wall_time_s"]))
