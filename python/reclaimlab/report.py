@@ -483,8 +483,9 @@ def reproduction_page(manifests: Sequence[tuple[Path, Mapping[str, Any]]]) -> Pa
             for metric in [x for x in METRICS if x in df.columns][:6]:
                 page.chart(f"{sit['key']} {metric}", bars_with_intervals(df, "policy", metric, metric, labels))
             page.row_end()
-            if sit.get("table"):
-                page.pre(sit["table"])
+            for t in sit.get("tables", []):
+                page.h(4, t["title"])
+                page.table(t["headers"], t["rows"])
             for r in sit["runs"]:
                 page.row_start()
                 for slug, chart in run_charts(root / r["path"], f"{sit['key']} {r['label']}"):
