@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""Benchmark of `reclaimlab sweep`: scheduling overhead of a local pool and of Ray, and the cost
+of the store. Prints Markdown rows for BENCHMARKS.md.
+
+    .venv/bin/python scripts/bench-sweep.py [--runs 100] [--workers 2] [--ray]
+
+A sweep of RUNS short runs (a 768 MiB host swapping a 1 GiB anonymous working set; 4 points x
+RUNS/4 seeds) is run into a fresh store. Its *scheduling overhead* is what the sweep costs beyond
+the runs themselves, on the cores it was given:
+
+    overhead = (wall time x workers - summed run time) / summed run time
+
+where a run's time is its wall time inside the worker (`api.run`: the simulation and the
+outputs in memory), from summary.csv. Everything else (starting workers, sending scenarios and
+results between processes, writing entries and summaries) is overhead. Then the same sweep again,
+every run already in the store: the cost of the lookups and summaries alone. With --ray the
+first measurement is repeated on a Ray head started here on loopback (its workers on the same
+cores).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pandas as pd
+
+SCENARIO = """\
+name = "bench-swap"
+[sim]
+seed = 1
+sample_interval = "10ms"
+[host]
+ram = "768MiB"
+cpus = 1
+[swap]
+size = "1GiB"
+[oom]
+allowed = false
+[[workload]]
+name = "hog"
+[workload.anon]
+size = "1GiB"
+pattern = "random"
+passes = {passes}
+"""
+
+SWEEP = """\
+scenario = "bench.toml"
+seeds = {seeds}
+[axes]
+"policy.kswapd_balance" = ["v2.6.36", "v6.1"]
+"workload.hog.anon.size" = ["960MiB", "1GiB"]
+"""
+
+
+def sweep(args: list[str], env: dict | None = None) -> float:
+    exe = Path(sys.executable).with_name("reclaimlab")
+    t0 = time.perf_counter()
+    r = subprocess.run([str(exe), "sweep", *args], env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    if r.returncode != 0:
+        sys.exit(f"bench: sweep failed:\n{r.stdout}{r.stderr}")
+    return wall
+
+
+def measure(d: Path, out: str, workers: int, extra: list[str], env=None) -> tuple[float, float, int]:
+    wall = sweep([str(d / "s.toml"), "--out", str(d / out), *extra], env)
+    df = pd.read_csv(d / out / "summary.csv")
+    return wall, float(df["wall_time_s"].sum()), len(df)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=100)
+    ap.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--passes", type=int, default=6, help="passes over the working set per run")
+    ap.add_argument("--ray", action="store_true", help="also measure on a local Ray head")
+    a = ap.parse_args()
+    d = Path(tempfile.mkdtemp(prefix="bench-sweep-"))
+    try:
+        (d / "bench.toml").write_text(SCENARIO.format(passes=a.passes))
+        (d / "s.toml").write_text(SWEEP.format(seeds=a.runs // 4))
+        rows = []
+        wall, runs, n = measure(d, "local", a.workers, ["--workers", str(a.workers)])
+        over = (wall * a.workers - runs) / runs
+        rows.append((f"local pool, {a.workers} workers", n, runs, wall, over))
+        again = sweep([str(d / "s.toml"), "--out", str(d / "local")])
+        store = d / "local" / ".store"
+        size = sum(p.stat().st_size for p in store.rglob("*") if p.is_file())
+        if a.ray:
+            rows.append(ray_row(d, a.workers))
+        print(f"{n} runs of {runs / n:.3f} s on average (summed {runs:.1f} s), "
+              f"{os.cpu_count()} CPUs\n")
+        print("| backend | runs | summed run time (s) | sweep wall time (s) | overhead |")
+        print("|---|---:|---:|---:|---:|")
+        for name, n_, r_, w_, o_ in rows:
+            print(f"| {name} | {n_} | {r_:.1f} | {w_:.1f} | {100 * o_:.1f}% |")
+        print(f"\nAgain, all {n} runs in the store: {again:.2f} s "
+              f"({1000 * again / n:.1f} ms per run, the whole command included); "
+              f"the store holds {size / 1e6:.1f} MB ({size / n / 1e3:.0f} kB per run).")
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def ray_row(d: Path, workers: int):
+    ray_exe = Path(sys.executable).with_name("ray")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = dict(os.environ, RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0", RAY_USAGE_STATS_ENABLED="0")
+    temp = Path("/tmp") / f"rl-bench-ray-{os.getpid()}"
+    head = subprocess.Popen(
+        [str(ray_exe), "start", "--head", "--block", "--port", str(port), "--node-ip-address",
+         "127.0.0.1", "--num-cpus", str(workers), "--include-dashboard", "false",
+         "--disable-usage-stats", "--temp-dir", str(temp)],
+        env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    sys.exit("bench: the Ray head did not come up")
+                time.sleep(0.5)
+        time.sleep(3)  # the raylet registers after the GCS listens
+        wall, runs, n = measure(d, "ray", workers, ["--ray", f"127.0.0.1:{port}"], env)
+        return (f"Ray, local head, {workers} CPUs", n, runs, wall, (wall * workers - runs) / runs)
+    finally:
+        os.killpg(head.pid, signal.SIGTERM)
+        try:
+            head.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(head.pid, signal.SIGKILL)
+        shutil.rmtree(temp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
