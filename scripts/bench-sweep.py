@@ -8,11 +8,15 @@ A sweep of RUNS short runs (a 768 MiB host swapping a 1 GiB anonymous working se
 RUNS/4 seeds) is run into a fresh store. Its *scheduling overhead* is what the sweep costs beyond
 the runs themselves, on the cores it was given:
 
-    overhead = (wall time x workers - summed run time) / summed run time
+    wall overhead = (wall time x workers - summed run wall time) / summed run wall time
+    CPU overhead  = (CPU time of the sweep and its workers - summed run CPU time
+                     - CPU time of writing the store) / summed run CPU
+    store writes  = CPU time of writing the entries into the store / summed run CPU
 
-where a run's time is its wall time inside the worker (`api.run`: the simulation and the
-outputs in memory), from summary.csv. Everything else (starting workers, sending scenarios and
-results between processes, writing entries and summaries) is overhead. Then the same sweep again,
+where a run's time is measured inside the worker around `api.run` and the encoding of its files
+(what `reclaimlab run` does), from summary.csv. Everything else (starting workers, sending scenarios and
+results between processes, writing entries and summaries) is overhead. The wall figure assumes
+the cores are ours alone; on a shared machine the CPU figure is the one to trust. Then the same sweep again,
 every run already in the store: the cost of the lookups and summaries alone. With --ray the
 first measurement is repeated on a Ray head started here on loopback (its workers on the same
 cores).
@@ -22,6 +26,8 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
+import resource
 import shutil
 import signal
 import socket
@@ -62,20 +68,43 @@ seeds = {seeds}
 """
 
 
-def sweep(args: list[str], env: dict | None = None) -> float:
+def sweep(args: list[str], env: dict | None = None) -> tuple[float, float, float]:
+    """(wall time, CPU time of the sweep process and its workers, CPU time of its store
+    writes) of one `reclaimlab sweep`."""
     exe = Path(sys.executable).with_name("reclaimlab")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     r = subprocess.run([str(exe), "sweep", *args], env=env, capture_output=True, text=True)
     wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if r.returncode != 0:
         sys.exit(f"bench: sweep failed:\n{r.stdout}{r.stderr}")
-    return wall
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    store = float(re.search(r"store writes ([0-9.]+) s CPU", r.stdout).group(1))
+    return wall, cpu, store
 
 
-def measure(d: Path, out: str, workers: int, extra: list[str], env=None) -> tuple[float, float, int]:
-    wall = sweep([str(d / "s.toml"), "--out", str(d / out), *extra], env)
+def measure(d: Path, out: str, extra: list[str], env=None):
+    """(wall, CPU of the whole sweep, store-write CPU, summed run wall, summed run CPU, runs)."""
+    wall, cpu, store = sweep([str(d / "s.toml"), "--out", str(d / out), *extra], env)
     df = pd.read_csv(d / out / "summary.csv")
-    return wall, float(df["wall_time_s"].sum()), len(df)
+    return wall, cpu, store, float(df["wall_time_s"].sum()), float(df["cpu_time_s"].sum()), len(df)
+
+
+def store_put_ms(d: Path, n: int = 50) -> float:
+    """Milliseconds to write one entry of this benchmark's runs into a store (fsyncs included)."""
+    from reclaimlab import api
+    from reclaimlab.results import result_files
+    from reclaimlab.store import Store
+
+    r = api.run(d / "bench.toml", seed=1)
+    files = result_files(r.texts(), r.columns)
+    st = Store(d / "put-store")
+    with st.writing("bench"):
+        t0 = time.perf_counter()
+        for i in range(n):
+            st.put(f"{i:064x}", files, wall_time_s=r.wall_time_s)
+        return 1000 * (time.perf_counter() - t0) / n
 
 
 def main() -> None:
@@ -89,24 +118,31 @@ def main() -> None:
     try:
         (d / "bench.toml").write_text(SCENARIO.format(passes=a.passes))
         (d / "s.toml").write_text(SWEEP.format(seeds=a.runs // 4))
+        load = os.getloadavg()[0]
         rows = []
-        wall, runs, n = measure(d, "local", a.workers, ["--workers", str(a.workers)])
-        over = (wall * a.workers - runs) / runs
-        rows.append((f"local pool, {a.workers} workers", n, runs, wall, over))
-        again = sweep([str(d / "s.toml"), "--out", str(d / "local")])
+        wall, cpu, store_cpu, runs, run_cpu, n = measure(d, "local", ["--workers", str(a.workers)])
+        rows.append((f"local pool, {a.workers} workers", n, runs, wall,
+                     (wall * a.workers - runs) / runs, run_cpu, cpu,
+                     (cpu - run_cpu - store_cpu) / run_cpu, store_cpu / run_cpu))
+        again, _, _ = sweep([str(d / "s.toml"), "--out", str(d / "local")])
         store = d / "local" / ".store"
         size = sum(p.stat().st_size for p in store.rglob("*") if p.is_file())
+        put = store_put_ms(d)
         if a.ray:
             rows.append(ray_row(d, a.workers))
-        print(f"{n} runs of {runs / n:.3f} s on average (summed {runs:.1f} s), "
-              f"{os.cpu_count()} CPUs\n")
-        print("| backend | runs | summed run time (s) | sweep wall time (s) | overhead |")
-        print("|---|---:|---:|---:|---:|")
-        for name, n_, r_, w_, o_ in rows:
-            print(f"| {name} | {n_} | {r_:.1f} | {w_:.1f} | {100 * o_:.1f}% |")
+        print(f"{n} runs of {rows[0][2] / n:.3f} s on average, {os.cpu_count()} CPUs, load "
+              f"average {load:.2f} at the start\n")
+        print("| backend | runs | summed run wall (s) | sweep wall (s) | wall overhead | "
+              "summed run CPU (s) | sweep CPU (s) | scheduling CPU overhead | store writes |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for name, n_, r_, w_, o_, rc, c_, co, so in rows:
+            cpu_cells = f"{rc:.1f} | {c_:.1f} | {100 * co:.1f}%" if c_ is not None else f"{rc:.1f} | - | -"
+            print(f"| {name} | {n_} | {r_:.1f} | {w_:.1f} | {100 * o_:.1f}% | {cpu_cells} | "
+                  f"{100 * so:.1f}% |")
         print(f"\nAgain, all {n} runs in the store: {again:.2f} s "
               f"({1000 * again / n:.1f} ms per run, the whole command included); "
-              f"the store holds {size / 1e6:.1f} MB ({size / n / 1e3:.0f} kB per run).")
+              f"the store holds {size / 1e6:.1f} MB ({size / n / 1e3:.0f} kB per run); "
+              f"writing one entry takes {put:.1f} ms.")
     finally:
         shutil.rmtree(d, ignore_errors=True)
 
@@ -136,8 +172,10 @@ def ray_row(d: Path, workers: int):
                     sys.exit("bench: the Ray head did not come up")
                 time.sleep(0.5)
         time.sleep(3)  # the raylet registers after the GCS listens
-        wall, runs, n = measure(d, "ray", workers, ["--ray", f"127.0.0.1:{port}"], env)
-        return (f"Ray, local head, {workers} CPUs", n, runs, wall, (wall * workers - runs) / runs)
+        wall, _, store_cpu, runs, run_cpu, n = measure(d, "ray", ["--ray", f"127.0.0.1:{port}"], env)
+        # The Ray workers are the head's children, not ours: no CPU figure for the sweep.
+        return (f"Ray, local head, {workers} CPUs", n, runs, wall, (wall * workers - runs) / runs,
+                run_cpu, None, None, store_cpu / run_cpu)
     finally:
         os.killpg(head.pid, signal.SIGTERM)
         try:

@@ -21,7 +21,7 @@ from typing import Any, Union
 
 from . import _core
 from ._core import ENGINE_VERSION, ScenarioError, SimulationError, TraceError
-from .results import parse_vmstat, sim_time_ns, write_result_dir
+from .results import parse_vmstat, result_files, sim_time_ns, write_result_dir
 from .store import Store
 
 __all__ = [
@@ -322,7 +322,7 @@ def ensure_result(
         else:
             result = run(src, seed=want_seed, progress=progress, trace=trace)
             path = st.put(
-                key, result.texts(), result.columns, wall_time_s=result.wall_time_s,
+                key, result_files(result.texts(), result.columns), wall_time_s=result.wall_time_s,
                 label=f"{result.name} seed {want_seed}",
             )
             summary, wall = result.summary, result.wall_time_s

@@ -135,6 +135,8 @@ def sweep_progress(stream: TextIO | None = None) -> Iterator[Callable[..., None]
     def on_event(kind: str, *details) -> None:
         if kind == "start":
             total, already = details
+            # The display's refresh thread starts only now: the sweep forks its workers before.
+            progress.start()
             state["task"] = progress.add_task("sweep", total=total, completed=already,
                                               running=0, failed=0)
             return
@@ -151,5 +153,7 @@ def sweep_progress(stream: TextIO | None = None) -> Iterator[Callable[..., None]
             progress.update(state["task"], advance=kind in ("done", "failed"),
                             running=state["running"], failed=state["failed"])
 
-    with progress:
+    try:
         yield on_event
+    finally:
+        progress.stop()

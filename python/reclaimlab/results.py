@@ -82,13 +82,29 @@ def result_dir_name(scenario_name: str) -> str:
 # ---- writing ----------------------------------------------------------------------------------
 
 
-def write_parquet(columns: Mapping[str, Sequence[int]], path: str | os.PathLike) -> None:
-    """Write integer columns (in the given order) as one Parquet table."""
+def parquet_bytes(columns: Mapping[str, Sequence[int]]) -> bytes:
+    """Integer columns (in the given order) as one Parquet table, in memory."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     table = pa.table({name: pa.array(values, type=pa.int64()) for name, values in columns.items()})
-    pq.write_table(table, os.fspath(path), **PARQUET_OPTIONS)
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink, **PARQUET_OPTIONS)
+    return sink.getvalue().to_pybytes()
+
+
+def write_parquet(columns: Mapping[str, Sequence[int]], path: str | os.PathLike) -> None:
+    """Write integer columns (in the given order) as one Parquet table."""
+    Path(path).write_bytes(parquet_bytes(columns))
+
+
+def result_files(texts: Mapping[str, str], columns: Mapping[str, Sequence[int]]) -> dict[str, bytes]:
+    """The files of a result directory, encoded: the text files of ``texts`` (vmstat, zoneinfo,
+    buddyinfo, summary.json [, trace]) and ``timeseries.parquet``. Encoding is the costly part
+    of writing a result; a sweep does it in the worker that ran the simulation."""
+    files = {name: text.encode("utf-8") for name, text in texts.items()}
+    files["timeseries.parquet"] = parquet_bytes(columns)
+    return files
 
 
 def _fsync(path: Path) -> None:
@@ -162,13 +178,22 @@ def write_result_dir(
 
     ``_after_first_file`` is a test hook called once the temporary directory holds a file.
     """
+    return write_result_files(target, result_files(texts, columns), _after_first_file=_after_first_file)
+
+
+def write_result_files(
+    target: str | os.PathLike,
+    files: Mapping[str, bytes],
+    *,
+    _after_first_file: Callable[[Path], None] | None = None,
+) -> Path:
+    """Write a result directory from its encoded files (:func:`result_files`), atomically."""
     target = Path(target)
     with atomic_directory(target) as tmp:
-        for i, (name, text) in enumerate(texts.items()):
-            (tmp / name).write_bytes(text.encode("utf-8"))
+        for i, (name, data) in enumerate(files.items()):
+            (tmp / name).write_bytes(data)
             if i == 0 and _after_first_file is not None:
                 _after_first_file(tmp)
-        write_parquet(columns, tmp / "timeseries.parquet")
     return target
 
 

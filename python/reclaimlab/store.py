@@ -4,13 +4,14 @@ Layout of a store directory::
 
     STORE/lock                    held (flock) by the one process writing the store
     STORE/runs/<kk>/<key>/        a result directory (results.RESULT_FILES [+ trace]), kk = key[:2]
-    STORE/meta/<key>.json         how the run went: wall time, when, where (not part of the result)
+    STORE/meta/<key>.json         how the run went: wall and CPU time, when, where (not part of
+                                  the result, which is byte-identical wherever it ran)
     STORE/failed/<key>.json       a run that failed: its error (retried by the next writer)
 
 ``key`` is :func:`reclaimlab.results.run_key` of the fully resolved scenario and the seed (and
 the engine version): the same definition of "up to date" as the result directories'
 freshness, in one place. An entry is written as a hidden temporary directory beside its final
-name and renamed into place once complete (:func:`reclaimlab.results.write_result_dir`), so a
+name and renamed into place once complete (:func:`reclaimlab.results.write_result_files`), so a
 writer killed at any moment (SIGKILL included) leaves either a complete entry or none; the
 leftovers of a killed writer are hidden temporaries, removed by the next writer. A lookup
 still checks that the entry is complete and that its summary records the same scenario, seed
@@ -33,7 +34,7 @@ import os
 import shutil
 import socket
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,7 +47,7 @@ from .results import (
     fresh_summary,
     run_key,
     write_bytes_atomic,
-    write_result_dir,
+    write_result_files,
 )
 
 #: Where a command keeps its store unless told otherwise: hidden inside its output directory,
@@ -132,24 +133,26 @@ class Store:
     def put(
         self,
         key: str,
-        texts: Mapping[str, str],
-        columns: Mapping[str, Sequence[int]],
+        files: Mapping[str, bytes],
         *,
         wall_time_s: float,
+        cpu_time_s: float | None = None,
         label: str = "",
     ) -> Path:
-        """Store a finished run atomically; returns its entry."""
+        """Store a finished run (its encoded files: :func:`reclaimlab.results.result_files`)
+        atomically; returns its entry."""
         meta = {
             "key": key,
             "label": label,
             "wall_time_s": wall_time_s,
+            "cpu_time_s": cpu_time_s,
             "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "host": socket.gethostname(),
-            "trace": TRACE_FILE in texts,
+            "trace": TRACE_FILE in files,
         }
         # The metadata first: an entry never exists without it (an orphan one is harmless).
         write_bytes_atomic(self._meta_path(key), _dumps(meta))
-        path = write_result_dir(self.path(key), texts, columns)
+        path = write_result_files(self.path(key), files)
         self._failed_path(key).unlink(missing_ok=True)
         return path
 

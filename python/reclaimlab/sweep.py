@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from . import api
-from .results import sim_time_ns, write_bytes_atomic
+from .results import result_files, sim_time_ns, write_bytes_atomic
 from .store import Store
 
 SUMMARY_PARQUET = "summary.parquet"
@@ -53,7 +53,7 @@ MANIFEST = "sweep.json"
 PATH_KEYS = (("host", "zoneinfo"), ("workload", "*", "trace", "path"))
 
 #: Headline counters of every run, as summary columns (absent ones are left empty).
-_RESERVED = ("seed", "status", "key", "wall_time_s", "sim_time_s", "error")
+_RESERVED = ("seed", "status", "key", "wall_time_s", "sim_time_s", "cpu_time_s", "error")
 
 
 class SweepError(Exception):
@@ -351,14 +351,18 @@ def plan(sweep: Sweep) -> list[Job]:
 
 
 def run_job(text: str, name: str, seed: int) -> dict[str, Any]:
-    """Run one job where it is scheduled (a pool worker, a Ray task): the result's files as
-    data, or the error. Errors are returned, not raised: a run that fails fails the same way
-    every time (the simulator is deterministic), so there is nothing to retry."""
+    """Run one job where it is scheduled (a pool worker, a Ray task): the result's files,
+    encoded, or the error. Errors are returned, not raised: a run that fails fails the same way
+    every time (the simulator is deterministic), so there is nothing to retry. The times cover
+    the simulation and the encoding of its files, what ``reclaimlab run`` does for one run."""
+    cpu, wall = time.process_time(), time.perf_counter()
     try:
         r = api.run(api.Source(text=text, name=name), seed=seed)
     except Exception as e:  # noqa: BLE001 - recorded with the run, the sweep goes on
         return {"ok": False, "error": f"{type(e).__name__}: {str(e).strip()}"}
-    return {"ok": True, "texts": r.texts(), "columns": r.columns, "wall_time_s": r.wall_time_s}
+    files = result_files(r.texts(), r.columns)
+    return {"ok": True, "files": files, "wall_time_s": time.perf_counter() - wall,
+            "cpu_time_s": time.process_time() - cpu}
 
 
 def _init_worker() -> None:
@@ -387,10 +391,16 @@ class Outcome:
     rows: dict[int, dict[str, Any]] = field(default_factory=dict)
     run_seconds: float = 0.0  # summed wall time of the runs done now
     wall_seconds: float = 0.0
+    #: CPU time the sweep process spent writing entries into the store.
+    store_cpu_seconds: float = 0.0
 
 
 class _Local:
-    """A process pool of ``workers`` processes (spawned: no state copied from the parent)."""
+    """A process pool of ``workers`` processes, forked from this one: they start with
+    everything already imported (a spawned worker would spend about half a second of CPU on
+    imports, several percent of a sweep of short runs). :func:`execute` submits the first job
+    before anything starts a thread in this process (the progress display starts after), so
+    the fork copies no thread's half-held lock."""
 
     def __init__(self, workers: int):
         import multiprocessing
@@ -398,7 +408,7 @@ class _Local:
 
         self.workers = workers
         self.pool = ProcessPoolExecutor(
-            workers, mp_context=multiprocessing.get_context("spawn"), initializer=_init_worker
+            workers, mp_context=multiprocessing.get_context("fork"), initializer=_init_worker
         )
 
     def submit(self, job: Job):
@@ -479,12 +489,13 @@ class _Ray:
         self.ray.shutdown()
 
 
-def _row(job: Job, status: str, summary: Mapping[str, Any] | None, wall: float | None,
+def _row(job: Job, status: str, summary: Mapping[str, Any] | None, meta: Mapping[str, Any],
          error: str = "") -> dict[str, Any]:
     row: dict[str, Any] = {f"{k}": v for k, v in job.point.items()}
-    row.update(seed=job.seed, status=status, key=job.key, wall_time_s=wall)
+    row.update(seed=job.seed, status=status, key=job.key, wall_time_s=meta.get("wall_time_s"))
     t = sim_time_ns(summary) if summary else None
     row["sim_time_s"] = None if t is None else t / 1e9
+    row["cpu_time_s"] = meta.get("cpu_time_s")
     head = summary.get("headline") if summary else None
     if isinstance(head, Mapping):
         for k, v in head.items():
@@ -496,26 +507,35 @@ def _row(job: Job, status: str, summary: Mapping[str, Any] | None, wall: float |
 
 def write_summary(out: Path, rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> None:
     """DIR/summary.parquet and DIR/summary.csv, one row per finished run, in plan order; each
-    file replaced atomically."""
+    file replaced atomically. Written with pyarrow and the csv module, not pandas: importing
+    pandas alone costs more CPU than the bookkeeping of a whole sweep of short runs."""
+    import csv
     import io
 
-    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.parquet as pq
 
-    df = pd.DataFrame(list(rows))
-    lead = [c for c in [*columns, *_RESERVED[:-1]] if c in df.columns or not rows]
-    for c in lead:
-        if c not in df.columns:
-            df[c] = pd.Series(dtype="object")
-    rest = [c for c in df.columns if c not in lead and c != "error"]
-    df = df[lead + rest + (["error"] if "error" in df.columns else [])]
-    # Axis values may mix types ("4GiB" and 4294967296): Parquet needs one type per column.
-    for c in columns:
-        if c in df.columns and df[c].map(type).nunique() > 1:
-            df[c] = df[c].astype(str)
-    buf = io.BytesIO()
-    df.to_parquet(buf, index=False)
-    write_bytes_atomic(out / SUMMARY_PARQUET, buf.getvalue())
-    write_bytes_atomic(out / SUMMARY_CSV, df.to_csv(index=False).encode("utf-8"))
+    names = [*columns, *_RESERVED[:-1]]
+    for r in rows:
+        names += [k for k in r if k not in names and k != "error"]
+    names.append("error")
+    data = {n: [r.get(n) for r in rows] for n in names}
+    for n, values in data.items():
+        kinds = {type(v) for v in values if v is not None}
+        if len(kinds) > 1 and kinds != {int, float}:
+            # Axis values may mix types ("4GiB" and 4294967296): one type per Parquet column.
+            data[n] = [None if v is None else str(v) for v in values]
+        elif not kinds:
+            data[n] = pa.array(values, type=pa.string())
+    sink = pa.BufferOutputStream()
+    pq.write_table(pa.table(data), sink)
+    write_bytes_atomic(out / SUMMARY_PARQUET, sink.getvalue().to_pybytes())
+    text = io.StringIO()
+    w = csv.writer(text, lineterminator="\n")
+    w.writerow(names)
+    for r in rows:
+        w.writerow(["" if r.get(n) is None else r.get(n) for n in names])
+    write_bytes_atomic(out / SUMMARY_CSV, text.getvalue().encode("utf-8"))
 
 
 def write_manifest(out: Path, sweep: Sweep, store: Store) -> None:
@@ -530,7 +550,8 @@ def write_manifest(out: Path, sweep: Sweep, store: Store) -> None:
 
 
 #: What execute() tells its caller as it goes: ("start", total, already) once, then
-#: ("submitted"|"done"|"failed", job) for each run it starts or finishes.
+#: ("submitted", job) for each run it hands out and ("done", job) or ("failed", job, error)
+#: for each that finishes. A display may start a thread on "start", not before.
 OnEvent = Callable[..., None]
 
 
@@ -543,11 +564,12 @@ def execute(
     workers: int | None = None,
     ray: str | None = None,
     on_event: OnEvent | None = None,
-    summary_every: float = 1.0,
+    summary_every: float = 5.0,
 ) -> Outcome:
     """Run the jobs the store lacks (the caller holds the store's lock), store each as it
     finishes, and keep DIR/summary.{parquet,csv} up to date (rewritten at most every
-    ``summary_every`` seconds while running, and at the end)."""
+    ``summary_every`` seconds while running, and at the end: each rewrite costs some tens of
+    milliseconds, which would add up to a noticeable share of a sweep of short runs)."""
     t0 = time.perf_counter()
     emit = on_event or (lambda *a: None)
     outcome = Outcome()
@@ -558,14 +580,14 @@ def execute(
             todo.append(job)
             continue
         outcome.reused += 1
-        outcome.rows[job.index] = _row(job, "ok", found.summary, store.meta(job.key).get("wall_time_s"))
+        outcome.rows[job.index] = _row(job, "ok", found.summary, store.meta(job.key))
 
     def flush() -> None:
         write_summary(out, [outcome.rows[i] for i in sorted(outcome.rows)], columns)
 
     flush()
-    emit("start", len(jobs), outcome.reused)
     if not todo:
+        emit("start", len(jobs), outcome.reused)
         outcome.wall_seconds = time.perf_counter() - t0
         return outcome
     backend: _Local | _Ray = (
@@ -573,24 +595,28 @@ def execute(
     )
     interrupted = True
     try:
-        handles = {}
+        # Every job is submitted (the pool's workers forked) before the caller's progress
+        # display starts its thread.
+        handles = {backend.submit(job): job for job in todo}
+        emit("start", len(jobs), outcome.reused)
         for job in todo:
-            handles[backend.submit(job)] = job
             emit("submitted", job)
         last = time.monotonic()
         for handle, got in backend.results(handles):
             job = handles[handle]
             if got["ok"]:
-                store.put(job.key, got["texts"], got["columns"], wall_time_s=got["wall_time_s"],
-                          label=job.label)
-                summary = json.loads(got["texts"]["summary.json"])
-                outcome.rows[job.index] = _row(job, "ok", summary, got["wall_time_s"])
+                store_cpu = time.process_time()
+                store.put(job.key, got["files"], wall_time_s=got["wall_time_s"],
+                          cpu_time_s=got["cpu_time_s"], label=job.label)
+                outcome.store_cpu_seconds += time.process_time() - store_cpu
+                summary = json.loads(got["files"]["summary.json"])
+                outcome.rows[job.index] = _row(job, "ok", summary, got)
                 outcome.done += 1
                 outcome.run_seconds += got["wall_time_s"]
                 emit("done", job)
             else:
                 store.record_failure(job.key, job.label, got["error"])
-                outcome.rows[job.index] = _row(job, "failed", None, None, got["error"])
+                outcome.rows[job.index] = _row(job, "failed", None, {}, got["error"])
                 outcome.failed += 1
                 emit("failed", job, got["error"])
             if time.monotonic() - last >= summary_every:

@@ -55,8 +55,8 @@ def main(args: argparse.Namespace) -> int:
     total = len(jobs)
     print(
         f"sweep: {total} runs: {got.done} run now, {got.reused} already in the store, "
-        f"{got.failed} failed, in {format_seconds(got.wall_seconds)}; "
-        f"{out / sweeps.SUMMARY_CSV}",
+        f"{got.failed} failed, in {format_seconds(got.wall_seconds)} (store writes "
+        f"{got.store_cpu_seconds:.2f} s CPU); {out / sweeps.SUMMARY_CSV}",
         flush=True,
     )
     return 1 if got.failed else 0
