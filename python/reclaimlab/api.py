@@ -199,8 +199,8 @@ class RunResult:
 
     def write(self, directory: str | os.PathLike) -> Path:
         """Write the result directory (vmstat, zoneinfo, buddyinfo, summary.json,
-        timeseries.parquet, and trace when the run recorded one), replacing a previous result
-        there only once complete."""
+        timeseries.parquet, timeseries.csv, and trace when the run recorded one), replacing a
+        previous result there only once complete."""
         self.out = write_result_dir(directory, self.texts(), self._columns)
         return self.out
 

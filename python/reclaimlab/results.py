@@ -37,7 +37,9 @@ from typing import Any
 
 from ._core import ENGINE_VERSION
 
-RESULT_FILES = ("vmstat", "zoneinfo", "buddyinfo", "summary.json", "timeseries.parquet")
+RESULT_FILES = (
+    "vmstat", "zoneinfo", "buddyinfo", "summary.json", "timeseries.parquet", "timeseries.csv",
+)
 
 #: The optional file a run recorded with ``trace=...`` adds.
 TRACE_FILE = "trace"
@@ -82,15 +84,33 @@ def result_dir_name(scenario_name: str) -> str:
 # ---- writing ----------------------------------------------------------------------------------
 
 
+def _int_table(columns: Mapping[str, Sequence[int]]):
+    import pyarrow as pa
+
+    return pa.table({name: pa.array(values, type=pa.int64()) for name, values in columns.items()})
+
+
 def parquet_bytes(columns: Mapping[str, Sequence[int]]) -> bytes:
     """Integer columns (in the given order) as one Parquet table, in memory."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    table = pa.table({name: pa.array(values, type=pa.int64()) for name, values in columns.items()})
     sink = pa.BufferOutputStream()
-    pq.write_table(table, sink, **PARQUET_OPTIONS)
+    pq.write_table(_int_table(columns), sink, **PARQUET_OPTIONS)
     return sink.getvalue().to_pybytes()
+
+
+def csv_bytes(columns: Mapping[str, Sequence[int]]) -> bytes:
+    """The same columns as CSV (a header line, then one line per sample), for tools without
+    Parquet."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    sink = pa.BufferOutputStream()
+    options = pacsv.WriteOptions(include_header=False, quoting_style="none")
+    pacsv.write_csv(_int_table(columns), sink, options)
+    # The header unquoted, as the column names are plain identifiers.
+    return (",".join(columns) + "\n").encode("utf-8") + sink.getvalue().to_pybytes()
 
 
 def write_parquet(columns: Mapping[str, Sequence[int]], path: str | os.PathLike) -> None:
@@ -100,10 +120,12 @@ def write_parquet(columns: Mapping[str, Sequence[int]], path: str | os.PathLike)
 
 def result_files(texts: Mapping[str, str], columns: Mapping[str, Sequence[int]]) -> dict[str, bytes]:
     """The files of a result directory, encoded: the text files of ``texts`` (vmstat, zoneinfo,
-    buddyinfo, summary.json [, trace]) and ``timeseries.parquet``. Encoding is the costly part
-    of writing a result; a sweep does it in the worker that ran the simulation."""
+    buddyinfo, summary.json [, trace]) and the time series as ``timeseries.parquet`` and
+    ``timeseries.csv``. Encoding is the costly part of writing a result; a sweep does it in the
+    worker that ran the simulation."""
     files = {name: text.encode("utf-8") for name, text in texts.items()}
     files["timeseries.parquet"] = parquet_bytes(columns)
+    files["timeseries.csv"] = csv_bytes(columns)
     return files
 
 
@@ -174,7 +196,7 @@ def write_result_dir(
     *,
     _after_first_file: Callable[[Path], None] | None = None,
 ) -> Path:
-    """Write a result directory: the text files of ``texts`` plus ``timeseries.parquet``.
+    """Write a result directory: the text files of ``texts`` plus the time series.
 
     ``_after_first_file`` is a test hook called once the temporary directory holds a file.
     """

@@ -268,3 +268,12 @@ def test_ensure_result_runs_once_then_reuses(fake_engine, tmp_path):
     assert not api.ensure_result(scen, tmp_path / "out", seed=5).reused
     assert not api.ensure_result(scen, tmp_path / "out", seed=5, trace="postprocess").reused
     assert [r["seed"] for r in fake_engine.runs] == [4, 5, 5]
+
+
+def test_timeseries_csv_holds_the_parquet_columns(tmp_path):
+    out = RunResult(raw(seed=3)).write(tmp_path / "t")
+    csv = pd.read_csv(out / "timeseries.csv")
+    parquet = pd.read_parquet(out / "timeseries.parquet")
+    assert list(csv.columns) == list(parquet.columns) and csv.columns[0] == "time_ns"
+    assert csv.equals(parquet) and len(csv) > 0
+    assert (out / "timeseries.csv").read_text().splitlines()[0].startswith("time_ns,")
