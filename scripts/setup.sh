@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set up (or refresh) the development environment: a virtualenv in .venv with reclaimlab
-# installed in editable mode, its Rust extension built in release mode by maturin.
+# installed in editable mode with its test dependencies and the `ray` extra (the sweep tests
+# start a real Ray head), its Rust extension built in release mode by maturin.
 # Idempotent: run it again after editing Rust code and the extension is rebuilt (cargo only
 # recompiles what changed); Python edits need no re-run.
 set -euo pipefail

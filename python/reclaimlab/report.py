@@ -182,6 +182,7 @@ h1 { font-size: 1.6em; } h2 { margin-top: 2em; border-bottom: 1px solid #ccc; }
 h3 { margin-top: 1.5em; } .row { display: flex; flex-wrap: wrap; gap: 1em; }
 .chart { min-height: 60px; } table { border-collapse: collapse; font-size: 0.85em; }
 td, th { border: 1px solid #ccc; padding: 2px 6px; text-align: right; }
+td:first-child { text-align: left; }
 th { background: #f3f3f3; } pre { background: #f7f7f7; padding: 0.5em; overflow-x: auto; font-size: 0.8em; }
 .checks { list-style: none; padding-left: 0; } .pass b { color: #17803d; } .fail b { color: #c0392b; }
 .detail { color: #666; } .note { color: #555; font-size: 0.9em; }

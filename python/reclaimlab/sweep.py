@@ -540,8 +540,10 @@ def write_summary(out: Path, rows: Sequence[Mapping[str, Any]], columns: Sequenc
 
 def write_manifest(out: Path, sweep: Sweep, store: Store) -> None:
     data = {
-        "sweep": os.path.relpath(sweep.path.resolve(), out.resolve()),
-        "scenario": os.path.relpath(sweep.scenario.resolve(), out.resolve()),
+        # As the user gave them, for the report's headings; the store relative to DIR, so
+        # that DIR can move with its store.
+        "sweep": str(sweep.path),
+        "scenario": str(sweep.scenario),
         "store": os.path.relpath(store.root.resolve(), out.resolve()),
         "axes": sweep.columns,
         "seeds": sweep.seeds,

@@ -172,3 +172,12 @@ def test_runs_are_store_entries_behind_readable_links(repro):
     entry = link.resolve()
     assert entry.parent.parent.name == "runs" and entry.parent.parent.parent == (out / ".store").resolve()
     assert len(list((out / ".store" / "runs").glob("*/[!.]*"))) == 8
+
+
+def test_report_command_remakes_the_reproduction_report(repro, tmp_path):
+    _, out, _, _ = repro
+    html = tmp_path / "again.html"
+    assert cli.main(["report", str(out), "-o", str(html), "--no-figures"]) == 0
+    want = (out / "report.html").read_text().count('class="chart"')
+    assert html.read_text().count('class="chart"') == want > 0
+    assert not (tmp_path / "again-figures").exists()

@@ -282,3 +282,42 @@ def test_ray_sweep_on_a_real_local_head(tmp_path):
     timing = ["wall_time_s", "cpu_time_s"]  # how long, not what: the rest is identical
     assert pd.read_csv(out / "summary.csv").drop(columns=timing).equals(
         pd.read_csv(local / "summary.csv").drop(columns=timing))
+
+
+def _children(pid: int) -> set[int]:
+    try:
+        return {int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()}
+    except OSError:
+        return set()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except OSError:
+        return False
+
+
+def test_ctrl_c_stops_workers_keeps_finished_runs_and_exits_130(tmp_path):
+    path = make(tmp_path, SWEEP_2x2x3.replace('"320MiB", "352MiB"', '"1GiB", "960MiB"'), SLOW)
+    out = tmp_path / "out"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "reclaimlab", "sweep", str(path), "--out", str(out), "--workers", "2"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and len(entries(out / ".store")) < 2 and proc.poll() is None:
+        time.sleep(0.05)
+    workers = _children(proc.pid)
+    assert workers, "no worker processes seen"
+    os.kill(proc.pid, signal.SIGINT)  # the driver only, as if Ctrl-C reached it alone
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert f"interrupted; finished results kept in {out}" in err and "Traceback" not in err
+    time.sleep(0.2)
+    assert not [w for w in workers if _alive(w)], "workers outlived the interrupted sweep"
+    done = entries(out / ".store")
+    assert 2 <= len(done) < 12
+    csv = _rows(out)
+    assert sorted(csv["key"]) == [e.name for e in done]  # the summary lists exactly those
