@@ -2,12 +2,12 @@
 # The main job: set up, run every example scenario (results/report.md), then reproduce every
 # seed thread's experiment into one result store and write one HTML report with every check and
 # its plots (results/reproduce/report.html, figures in results/reproduce/report-figures/).
-# Finished runs are kept in the stores (results/.store, results/reproduce/.store): running it
+# Finished runs are kept in one result store, results/.store: running it
 # again recomputes nothing that is up to date.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 bash scripts/setup.sh
 .venv/bin/reclaimlab examples --out results
-.venv/bin/reclaimlab reproduce all --out results/reproduce
+.venv/bin/reclaimlab reproduce all --out results/reproduce --store results/.store
 echo "main: done; see results/report.md, results/reproduce/report.html and results/reproduce/*/report.md"
