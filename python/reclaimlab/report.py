@@ -264,15 +264,18 @@ def run_charts(path: Path, title: str) -> list[tuple[str, Any]]:
     panels = []
     for z, col in zones:
         d = _thin(ts)[["t", col]].rename(columns={col: "pages"})
+        # Symmetric log: the watermarks are a few hundred pages, free memory at the start and
+        # end can be a million; on a linear axis the watermarks sit on the floor.
+        y_scale = alt.Scale(type="symlog")
         lines = alt.Chart(d).mark_line(color="#1f77b4").encode(
             x=alt.X("t:Q", title="simulated time (s)"),
-            y=alt.Y("pages:Q", title="free pages"),
+            y=alt.Y("pages:Q", title="free pages (symlog)", scale=y_scale),
         )
         marks = pd.DataFrame(
             [{"watermark": w, "pages": z[w]} for w in ("min", "low", "high") if w in z]
         )
         rules = alt.Chart(marks).mark_rule(strokeDash=[4, 3]).encode(
-            y="pages:Q",
+            y=alt.Y("pages:Q", scale=y_scale),
             color=alt.Color("watermark:N", scale=alt.Scale(domain=["min", "low", "high"],
                                                            range=["#c0392b", "#e67e22", "#27ae60"])),
         )
