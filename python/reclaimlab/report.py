@@ -116,6 +116,7 @@ class Page:
         return _TEMPLATE.format(
             title=esc(self.title),
             style=_STYLE,
+            errors=_ERRORS_SCRIPT,
             bundle=vlc.javascript_bundle().replace("</script", "<\\/script"),
             body="\n".join(self.blocks),
             script=script,
@@ -189,11 +190,16 @@ th { background: #f3f3f3; } pre { background: #f7f7f7; padding: 0.5em; overflow-
 """
 
 # Renders every chart as SVG and records the outcome on the page itself.
-_RENDER_SCRIPT = """
-const errors = [];
-window.addEventListener('error', (e) => errors.push(String(e.message)));
+# Installed first in <head>, before the bundle, so that an error anywhere is recorded.
+_ERRORS_SCRIPT = """
+window.reportErrors = [];
+window.addEventListener('error', (e) => window.reportErrors.push(String(e.message)));
 const origError = console.error;
-console.error = (...a) => { errors.push(a.map(String).join(' ')); origError(...a); };
+console.error = (...a) => { window.reportErrors.push(a.map(String).join(' ')); origError(...a); };
+"""
+
+_RENDER_SCRIPT = """
+const errors = window.reportErrors;
 let rendered = 0;
 Promise.all(specs.map((spec, i) =>
   vegaEmbed('#chart-' + i, spec, {mode: 'vega-lite', renderer: 'svg', actions: false})
@@ -212,6 +218,9 @@ _TEMPLATE = """<!DOCTYPE html>
 <title>{title}</title>
 <style>{style}</style>
 <script type="text/javascript">
+{errors}
+</script>
+<script type="text/javascript" id="vega-bundle">
 {bundle}
 </script>
 </head>

@@ -41,8 +41,9 @@ def test_report_renders_every_chart_in_chromium(sweep_dir, tmp_path):
     assert n == 10 + 8 + 4 + 4 * 3, r.stdout
     assert text.count('class="chart"') == n
     # Self-contained: no script, style or image is fetched from anywhere.
-    head, bundle_and_rest = text.split("<script", 1)
-    page_text = head + bundle_and_rest.split("</script>", 1)[1]  # all but the inlined bundle
+    # All but the inlined bundle (which cannot hold "</script": the report escapes it).
+    start = text.index('<script type="text/javascript" id="vega-bundle">')
+    page_text = text[:start] + text[text.index("</script>", start):]
     assert not re.search(r'<(script|link|img)[^>]+(src|href)=', page_text)
     assert "https://" not in page_text and "http://" not in page_text
     # The user's string never appears raw: escaped in the page, \u003c-escaped in chart data.
@@ -82,3 +83,27 @@ def test_report_of_a_directory_that_is_neither_is_a_clear_error(tmp_path):
     assert r.returncode == 2
     assert r.stderr.strip().startswith(f"error: {tmp_path}: neither a sweep directory")
     assert "Traceback" not in r.stderr
+
+
+class _Spec:
+    """Stands for an altair chart: only to_dict() is used."""
+
+    def __init__(self, spec):
+        self.spec = spec
+
+    def to_dict(self):
+        return dict(self.spec)
+
+
+def test_the_browser_check_catches_a_chart_that_fails(tmp_path):
+    """The checks above can fail: a spec vega-embed rejects is reported, and not counted."""
+    page = report.Page("broken")
+    page.chart("good", _Spec({"data": {"values": [{"x": 1, "y": 2}]}, "mark": "point",
+                              "encoding": {"x": {"field": "x", "type": "quantitative"}}}))
+    page.chart("bad", _Spec({"data": {"values": []}, "mark": "no-such-mark"}))
+    path = tmp_path / "broken.html"
+    page.write(path, figures=False)
+    got = render(path)
+    assert got.drawn == ["chart-0"]
+    assert got.charts_rendered == "1"
+    assert len(got.errors) == 1 and got.errors[0].startswith("chart 1: ")
