@@ -59,6 +59,15 @@ def test_plan_is_the_product_times_seeds_and_keys_match_examples(tmp_path):
     assert [j.key for j in plain] == [run_key(resolved, 7)]
 
 
+def test_shipped_sweep_files_are_valid():
+    root = Path(__file__).resolve().parents[2] / "sweeps"
+    files = sorted(root.glob("*.toml"))
+    assert files
+    for f in files:
+        jobs = sweeps.plan(sweeps.load(f))
+        assert jobs and len({j.key for j in jobs}) == len(jobs), f
+
+
 @pytest.mark.parametrize(
     "text, line, words",
     [
