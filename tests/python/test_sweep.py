@@ -330,3 +330,20 @@ def test_ctrl_c_stops_workers_keeps_finished_runs_and_exits_130(tmp_path):
     assert 2 <= len(done) < 12
     csv = _rows(out)
     assert sorted(csv["key"]) == [e.name for e in done]  # the summary lists exactly those
+
+
+def test_bad_command_lines_are_one_line_errors(tmp_path):
+    path = make(tmp_path)
+    (tmp_path / "afile").write_text("x")
+    cases = [
+        (["sweep", str(path), "--out", str(tmp_path / "afile")], 2, "cannot create the directory"),
+        (["sweep", str(tmp_path), "--out", str(tmp_path / "o")], 2, "cannot read: Is a directory"),
+        (["sweep", str(tmp_path / "none.toml"), "--out", str(tmp_path / "o")], 2, "no such file"),
+        (["sweep", str(path), "--out", str(tmp_path / "o"), "--workers", "2", "--ray", "auto"], 2,
+         "--workers is for the local pool"),
+    ]
+    for args, code, words in cases:
+        r = run_cli(*args)
+        assert r.returncode == code, (args, r.stderr)
+        err = r.stderr.strip()
+        assert err.startswith("error: ") and words in err and len(err.splitlines()) == 1, err

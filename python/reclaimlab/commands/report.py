@@ -34,9 +34,12 @@ def main(args: argparse.Namespace) -> int:
     out = Path(args.output) if args.output else Path(args.directory) / "report.html"
     try:
         page = page_for(args.directory)
-        figures = page.write(out, figures=not args.no_figures)
     except (ReportError, RunDirError) as e:
         raise CliError(str(e)) from None
+    try:
+        figures = page.write(out, figures=not args.no_figures)
+    except OSError as e:
+        raise CliError(f"{out}: cannot write the report: {e.strerror or e}", exit_code=1) from None
     extra = f" and {len(figures)} figures in {out.stem}-figures/" if figures else ""
     print(f"report: {out} ({len(page.charts)} charts){extra}", flush=True)
     return 0

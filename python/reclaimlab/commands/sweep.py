@@ -44,7 +44,11 @@ def main(args: argparse.Namespace) -> int:
     spec = sweeps.load(args.sweep)  # SweepError: cli prints it and exits 2
     jobs = sweeps.plan(spec)
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise CliError(f"--out {out}: cannot create the directory: {e.strerror}; give another --out")
+
     args.results_dir = out
     store = open_store(args, out)
     with store.writing(f"reclaimlab sweep {args.sweep}"):
