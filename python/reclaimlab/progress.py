@@ -130,20 +130,21 @@ def sweep_progress(stream: TextIO | None = None) -> Iterator[Callable[..., None]
         transient=False,
         disable=not console.is_terminal,
     )
-    state = {"running": 0, "failed": 0, "task": None}
+    # "in flight": handed to the pool or Ray; at most "workers" of them run at a time.
+    state = {"in_flight": 0, "workers": 0, "failed": 0, "task": None}
 
     def on_event(kind: str, *details) -> None:
         if kind == "start":
-            total, already = details
+            total, already, state["workers"] = details
             # The display's refresh thread starts only now: the sweep forks its workers before.
             progress.start()
             state["task"] = progress.add_task("sweep", total=total, completed=already,
                                               running=0, failed=0)
             return
         if kind == "submitted":
-            state["running"] += 1
+            state["in_flight"] += 1
         elif kind in ("done", "failed"):
-            state["running"] -= 1
+            state["in_flight"] -= 1
             if kind == "failed":
                 state["failed"] += 1
                 job, error = details
@@ -151,7 +152,8 @@ def sweep_progress(stream: TextIO | None = None) -> Iterator[Callable[..., None]
                 console.print(f"FAILED {job.label}: {first}", markup=False)
         if state["task"] is not None:
             progress.update(state["task"], advance=kind in ("done", "failed"),
-                            running=state["running"], failed=state["failed"])
+                            running=min(state["in_flight"], state["workers"]),
+                            failed=state["failed"])
 
     try:
         yield on_event

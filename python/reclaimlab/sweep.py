@@ -551,7 +551,7 @@ def write_manifest(out: Path, sweep: Sweep, store: Store) -> None:
     write_bytes_atomic(out / MANIFEST, (json.dumps(data, indent=1) + "\n").encode("utf-8"))
 
 
-#: What execute() tells its caller as it goes: ("start", total, already) once, then
+#: What execute() tells its caller as it goes: ("start", total, already, workers) once, then
 #: ("submitted", job) for each run it hands out and ("done", job) or ("failed", job, error)
 #: for each that finishes. A display may start a thread on "start", not before.
 OnEvent = Callable[..., None]
@@ -589,7 +589,7 @@ def execute(
 
     flush()
     if not todo:
-        emit("start", len(jobs), outcome.reused)
+        emit("start", len(jobs), outcome.reused, 0)
         outcome.wall_seconds = time.perf_counter() - t0
         return outcome
     backend: _Local | _Ray = (
@@ -600,7 +600,7 @@ def execute(
         # Every job is submitted (the pool's workers forked) before the caller's progress
         # display starts its thread.
         handles = {backend.submit(job): job for job in todo}
-        emit("start", len(jobs), outcome.reused)
+        emit("start", len(jobs), outcome.reused, backend.workers)
         for job in todo:
             emit("submitted", job)
         last = time.monotonic()

@@ -115,3 +115,36 @@ def test_large_floats_print_in_fixed_point():
     assert format_value(268500.123) == "268500.1"
     assert format_value(4052.0) == "4052"
     assert format_value(2.5) == "2.5"
+
+
+def test_sweep_progress_counts_done_running_failed():
+    from types import SimpleNamespace
+
+    from reclaimlab.progress import sweep_progress
+
+    s = Tty()
+    jobs = [SimpleNamespace(label=f"x={i}, seed 1") for i in range(5)]
+    with sweep_progress(s) as on_event:
+        on_event("start", 6, 1, 2)  # 6 runs, 1 already stored, 2 workers
+        for j in jobs:
+            on_event("submitted", j)
+        on_event("done", jobs[0])
+        on_event("failed", jobs[1], "TraceError: bad.csv: record 2\nmore")
+        on_event("done", jobs[2])
+    out = s.getvalue()
+    assert "FAILED x=1, seed 1: TraceError: bad.csv: record 2" in out and "more" not in out
+    assert "4/6" in out and "running 2" in out and "failed 1" in out and "ETA" in out
+
+
+def test_sweep_progress_without_a_terminal_prints_only_failures():
+    from types import SimpleNamespace
+
+    from reclaimlab.progress import sweep_progress
+
+    s = io.StringIO()
+    job = SimpleNamespace(label="seed 3")
+    with sweep_progress(s) as on_event:
+        on_event("start", 2, 0, 2)
+        on_event("submitted", job)
+        on_event("failed", job, "SimulationError: boom")
+    assert s.getvalue() == "FAILED seed 3: SimulationError: boom\n"
