@@ -245,6 +245,8 @@ def set_key(data: dict[str, Any], dotted: str, value: Any) -> None:
         if isinstance(node, list):
             node = _element(node, part, ".".join(parts[: i + 1]))
             continue
+        if not isinstance(node, dict):
+            raise KeyError(f"{'.'.join(parts[:i])!r} is a value, not a table")
         nxt = node.get(part)
         if nxt is None:
             nxt = node[part] = {}
@@ -308,6 +310,9 @@ def plan(sweep: Sweep) -> list[Job]:
     """Every run of the sweep, each checked by the engine's parser and given its store key.
     Raises SweepError naming the sweep file's line of the first bad key or value."""
     where = _Where(sweep.path, sweep.text)
+    # The base scenario first, as it stands: its own errors name its own file and line
+    # (ScenarioError, which the command line prints as is).
+    api.validate(sweep.scenario)
     base = tomllib.loads(sweep.scenario.read_text(encoding="utf-8"))
     base_dir = sweep.scenario.parent
     name = str(sweep.scenario)

@@ -82,6 +82,8 @@ def test_shipped_sweep_files_are_valid():
         (SWEEP_2x2x3.replace('"tiny.toml"', '"nope.toml"'), 1, ["no such file"]),
         (SWEEP_2x2x3 + '[[include]]\n"sim.duration" = "-1s"\n', 8, ["durations cannot be negative"]),
         (SWEEP_2x2x3.replace("[axes]", "[axes"), 4, ["not valid TOML"]),
+        (SWEEP_2x2x3.replace("workload.hog.anon.size", "host.ram.x"), 6,
+         ["'host.ram' is a value, not a table"]),
     ],
 )
 def test_bad_sweep_file_is_one_line_naming_the_line(tmp_path, text, line, words):
@@ -95,6 +97,14 @@ def test_bad_sweep_file_is_one_line_naming_the_line(tmp_path, text, line, words)
     for w in words:
         assert w in err, err
     assert not (tmp_path / "out" / ".store" / "runs").exists()  # nothing ran
+
+
+def test_an_invalid_base_scenario_is_named_at_its_own_line(tmp_path):
+    path = make(tmp_path, scenario=tiny_text(name="tiny").replace('ram = "256MiB"', 'ram = "2XiB"'))
+    r = run_cli("sweep", str(path), "--out", str(tmp_path / "out"))
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.startswith(f"{tmp_path / 'tiny.toml'}:8:7: error: in field `host.ram`"), r.stderr
+    assert 'unknown size unit "XiB"' in r.stderr
 
 
 def _rows(out: Path) -> pd.DataFrame:
