@@ -489,7 +489,11 @@ def reproduction_page(manifests: Sequence[tuple[Path, Mapping[str, Any]]]) -> Pa
                     ).properties(title="the thread's published change beside ours", width=CHART_WIDTH * 1.4))
             runs = []
             for r in sit["runs"]:
-                head = json.loads((root / r["path"] / "summary.json").read_text(encoding="utf-8"))["headline"]
+                summary = root / r["path"] / "summary.json"
+                try:
+                    head = json.loads(summary.read_text(encoding="utf-8"))["headline"]
+                except (OSError, ValueError, KeyError) as e:
+                    raise RunDirError(f"{summary}: unreadable result: {e}") from None
                 runs.append({"policy": r["label"], **{k: v for k, v in head.items() if k in METRICS}})
             df = pd.DataFrame(runs)
             page.row_start()
