@@ -580,6 +580,11 @@ def execute(
     t0 = time.perf_counter()
     emit = on_event or (lambda *a: None)
     outcome = Outcome()
+    # A sweep killed while rewriting a summary leaves its hidden temporary file: remove it
+    # (the caller holds the store's lock, so no other sweep is writing here).
+    for name in (SUMMARY_PARQUET, SUMMARY_CSV, MANIFEST):
+        for leftover in out.glob(f".{name}.partial-*"):
+            leftover.unlink(missing_ok=True)
     todo: list[Job] = []
     for job in jobs:
         found = store.lookup(job.key, job.resolved, job.seed)

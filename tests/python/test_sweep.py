@@ -186,6 +186,8 @@ def test_sigkill_mid_sweep_loses_nothing_and_recomputes_nothing(tmp_path):
     # The workers died with the driver (PR_SET_PDEATHSIG): no orphan finishes a run later.
     assert len(entries(store)) == len(finished)
     mtimes = {e: (e / "summary.json").stat().st_mtime_ns for e in finished}
+    # As if the kill had landed while the summary was being rewritten.
+    (out / ".summary.csv.partial-0badcafe").write_text("policy.kswapd_balance,work")
 
     r = run_cli("sweep", str(path), "--out", str(out), "--workers", "2")
     assert r.returncode == 0, r.stderr
@@ -198,8 +200,9 @@ def test_sigkill_mid_sweep_loses_nothing_and_recomputes_nothing(tmp_path):
         assert sorted(os.listdir(e)) == sorted(RESULT_FILES)
     csv = _rows(out)
     assert len(csv) == 12 and sorted(csv["key"]) == [e.name for e in final]
-    # No temporaries left anywhere in the store.
+    # No temporaries left anywhere in the store, or beside the summaries.
     assert not [p for p in store.rglob(".*")], list(store.rglob(".*"))
+    assert not [p for p in out.glob(".*") if p.name != ".store"]
 
 
 def test_second_writer_gets_a_clear_error(tmp_path):
