@@ -1,10 +1,18 @@
 #!/usr/bin/env bash
-# The main job: set up, run every example scenario (results/report.md), then reproduce the seed
-# threads' experiments (results/reproduce/<experiment>/report.md).
+# The main job: set up, run every example scenario (results/report.md), then reproduce every
+# seed thread's experiment into one result store and write one HTML report with every check and
+# its plots (results/reproduce/report.html, figures in results/reproduce/report-figures/), and
+# run the example sweep sweeps/kswapd-balance.toml with its report.
+# Finished runs are kept in one result store, results/.store: running it
+# again recomputes nothing that is up to date.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 bash scripts/setup.sh
 .venv/bin/reclaimlab examples --out results
-.venv/bin/reclaimlab reproduce kswapd-highorder --out results/reproduce
-echo "main: done; see results/report.md and results/reproduce/*/report.md"
+.venv/bin/reclaimlab reproduce all --out results/reproduce --store results/.store
+# An example sweep and its HTML report (about half a minute).
+.venv/bin/reclaimlab sweep sweeps/kswapd-balance.toml --out results/sweeps/kswapd-balance --store results/.store
+.venv/bin/reclaimlab report results/sweeps/kswapd-balance
+echo "main: done; see results/report.md, results/reproduce/report.html and results/reproduce/*/report.md," \
+    "results/sweeps/kswapd-balance/report.html"

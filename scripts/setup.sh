@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set up (or refresh) the development environment: a virtualenv in .venv with reclaimlab
-# installed in editable mode, its Rust extension built in release mode by maturin.
+# installed in editable mode with its test dependencies and the `ray` extra (the sweep tests
+# start a real Ray head), its Rust extension built in release mode by maturin.
 # Idempotent: run it again after editing Rust code and the extension is rebuilt (cargo only
 # recompiles what changed); Python edits need no re-run.
 set -euo pipefail
@@ -31,5 +32,5 @@ fi
     || echo "setup: warning: could not upgrade pip; going on with $(.venv/bin/python -m pip --version)"
 # pip always rebuilds a local project, so Rust edits are picked up here; maturin builds release.
 echo "setup: building and installing reclaimlab (release build of the Rust extension; a few minutes the first time)"
-.venv/bin/python -m pip install --quiet --editable '.[test]'
+.venv/bin/python -m pip install --quiet --editable '.[test,ray]'
 .venv/bin/python -c 'import reclaimlab; print(f"setup: reclaimlab {reclaimlab.__version__} (engine {reclaimlab.ENGINE_VERSION}) ready in .venv")'

@@ -7,6 +7,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash scripts/setup.sh
 # The kernel's trace post-processing script, for the trace compatibility test.
 bash scripts/fetch-postprocess.sh
+# Headless Chromium, for the test that renders the HTML report in a real browser.
+bash scripts/fetch-chromium.sh
 
 echo "test: cargo test --release -p reclaimlab-core"
 cargo test --release -p reclaimlab-core

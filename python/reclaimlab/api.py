@@ -13,6 +13,7 @@ import os
 import sys
 import time
 from collections.abc import Callable, Mapping
+from contextlib import nullcontext
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -20,7 +21,8 @@ from typing import Any, Union
 
 from . import _core
 from ._core import ENGINE_VERSION, ScenarioError, SimulationError, TraceError
-from .results import fresh_summary, parse_vmstat, sim_time_ns, write_result_dir
+from .results import parse_vmstat, result_files, sim_time_ns, write_result_dir
+from .store import Store
 
 __all__ = [
     "ENGINE_VERSION",
@@ -153,6 +155,11 @@ class RunResult:
         )
 
     @property
+    def columns(self) -> dict[str, list[int]]:
+        """The time series as plain columns (what ``timeseries.parquet`` holds)."""
+        return self._columns
+
+    @property
     def name(self) -> str | None:
         """The scenario's name."""
         return self.summary.get("name")
@@ -192,8 +199,8 @@ class RunResult:
 
     def write(self, directory: str | os.PathLike) -> Path:
         """Write the result directory (vmstat, zoneinfo, buddyinfo, summary.json,
-        timeseries.parquet, and trace when the run recorded one), replacing a previous result
-        there only once complete."""
+        timeseries.parquet, timeseries.csv, and trace when the run recorded one), replacing a
+        previous result there only once complete."""
         self.out = write_result_dir(directory, self.texts(), self._columns)
         return self.out
 
@@ -272,38 +279,56 @@ def lru(
 
 @dataclass(frozen=True)
 class Ensured:
-    """What :func:`ensure_result` found or made at ``path``."""
+    """What :func:`ensure_result` found or made."""
 
+    #: The result directory: the ``view`` if one was asked for, else the store entry.
     path: Path
     summary: dict[str, Any]
-    #: True if an up-to-date result was already there and nothing ran.
+    #: True if an up-to-date result was already in the store and nothing ran.
     reused: bool
     #: Wall time of the run, None when reused.
     wall_time_s: float | None = None
+    #: The run's key in the store (:func:`reclaimlab.results.run_key`).
+    key: str = ""
 
 
 def ensure_result(
     scenario: ScenarioLike | Source,
-    out: str | os.PathLike,
+    store: Store | str | os.PathLike,
     *,
     seed: int | None = None,
     trace: str | None = None,
     progress: ProgressLike = False,
+    view: str | os.PathLike | None = None,
 ) -> Ensured:
-    """Make sure ``out`` holds an up-to-date result of ``scenario`` (with ``seed``, or the
-    scenario's own): reuse it if it does, run and write it otherwise.
+    """Make sure ``store`` (a :class:`reclaimlab.store.Store` or its directory) holds an
+    up-to-date result of ``scenario`` (with ``seed``, or the scenario's own): reuse it if it
+    does, run and store it otherwise. ``view`` also makes that path a symlink to the entry.
 
-    Up to date means the same fully resolved scenario, seed and engine version (see
-    :mod:`reclaimlab.results`), and a recorded trace when ``trace`` asks for one. This is what
-    makes ``examples``, ``compare --seeds`` and ``reproduce`` resumable.
+    Up to date means the same fully resolved scenario, seed and engine version (the store key),
+    and a recorded trace when ``trace`` asks for one. This is what makes ``examples``,
+    ``compare --seeds``, ``reproduce`` and ``sweep`` resumable. Takes the store's write lock
+    for the call unless the caller holds it.
     """
     src = scenario_source(scenario)
     want_seed = int(scenario_info(src)["seed"]) if seed is None else seed
-    summary = fresh_summary(out, resolved_scenario(src), want_seed, need_trace=trace is not None)
-    if summary is not None:
-        return Ensured(Path(out), summary, reused=True)
-    result = run(src, seed=seed, out=out, progress=progress, trace=trace)
-    return Ensured(Path(out), result.summary, reused=False, wall_time_s=result.wall_time_s)
+    resolved = resolved_scenario(src)
+    st = store if isinstance(store, Store) else Store(store)
+    key = st.key(resolved, want_seed)
+    with nullcontext(st) if st.locked else st.writing("reclaimlab"):
+        found = st.lookup(key, resolved, want_seed, need_trace=trace is not None)
+        if found is not None:
+            path, summary, wall = found.path, found.summary, None
+        else:
+            result = run(src, seed=want_seed, progress=progress, trace=trace)
+            path = st.put(
+                key, result_files(result.texts(), result.columns), wall_time_s=result.wall_time_s,
+                label=f"{result.name} seed {want_seed}",
+            )
+            summary, wall = result.summary, result.wall_time_s
+        if view is not None:
+            path = st.link(view, key)
+    return Ensured(Path(path), summary, reused=wall is None, wall_time_s=wall, key=key)
 
 
 def policies() -> dict[str, Any]:

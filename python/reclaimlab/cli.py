@@ -16,6 +16,7 @@ from . import __version__
 from .api import ENGINE_VERSION, ScenarioError, ScenarioNotFound, SimulationError, TraceError
 from .commands import COMMANDS, CliError
 from .results import OutputError
+from .sweep import SweepError
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -55,6 +56,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except TraceError as e:
         _err(f"error: {e}")
+        return 2
+    except SweepError as e:
+        _err(str(e))  # already "FILE:LINE: error: ..."
         return 2
     except CliError as e:
         _err(f"error: {e}")

@@ -22,6 +22,7 @@ nothing else of the package, so every layer above can use it.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -36,7 +37,9 @@ from typing import Any
 
 from ._core import ENGINE_VERSION
 
-RESULT_FILES = ("vmstat", "zoneinfo", "buddyinfo", "summary.json", "timeseries.parquet")
+RESULT_FILES = (
+    "vmstat", "zoneinfo", "buddyinfo", "summary.json", "timeseries.parquet", "timeseries.csv",
+)
 
 #: The optional file a run recorded with ``trace=...`` adds.
 TRACE_FILE = "trace"
@@ -81,13 +84,49 @@ def result_dir_name(scenario_name: str) -> str:
 # ---- writing ----------------------------------------------------------------------------------
 
 
-def write_parquet(columns: Mapping[str, Sequence[int]], path: str | os.PathLike) -> None:
-    """Write integer columns (in the given order) as one Parquet table."""
+def _int_table(columns: Mapping[str, Sequence[int]]):
+    import pyarrow as pa
+
+    return pa.table({name: pa.array(values, type=pa.int64()) for name, values in columns.items()})
+
+
+def parquet_bytes(columns: Mapping[str, Sequence[int]]) -> bytes:
+    """Integer columns (in the given order) as one Parquet table, in memory."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    table = pa.table({name: pa.array(values, type=pa.int64()) for name, values in columns.items()})
-    pq.write_table(table, os.fspath(path), **PARQUET_OPTIONS)
+    sink = pa.BufferOutputStream()
+    pq.write_table(_int_table(columns), sink, **PARQUET_OPTIONS)
+    return sink.getvalue().to_pybytes()
+
+
+def csv_bytes(columns: Mapping[str, Sequence[int]]) -> bytes:
+    """The same columns as CSV (a header line, then one line per sample), for tools without
+    Parquet."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    sink = pa.BufferOutputStream()
+    options = pacsv.WriteOptions(include_header=False, quoting_style="none")
+    pacsv.write_csv(_int_table(columns), sink, options)
+    # The header unquoted, as the column names are plain identifiers.
+    return (",".join(columns) + "\n").encode("utf-8") + sink.getvalue().to_pybytes()
+
+
+def write_parquet(columns: Mapping[str, Sequence[int]], path: str | os.PathLike) -> None:
+    """Write integer columns (in the given order) as one Parquet table."""
+    Path(path).write_bytes(parquet_bytes(columns))
+
+
+def result_files(texts: Mapping[str, str], columns: Mapping[str, Sequence[int]]) -> dict[str, bytes]:
+    """The files of a result directory, encoded: the text files of ``texts`` (vmstat, zoneinfo,
+    buddyinfo, summary.json [, trace]) and the time series as ``timeseries.parquet`` and
+    ``timeseries.csv``. Encoding is the costly part of writing a result; a sweep does it in the
+    worker that ran the simulation."""
+    files = {name: text.encode("utf-8") for name, text in texts.items()}
+    files["timeseries.parquet"] = parquet_bytes(columns)
+    files["timeseries.csv"] = csv_bytes(columns)
+    return files
 
 
 def _fsync(path: Path) -> None:
@@ -109,7 +148,7 @@ def _make_hidden_dir(parent: Path, prefix: str) -> Path:
             continue
 
 
-def _replaceable(path: Path) -> bool:
+def replaceable(path: Path) -> bool:
     """A directory we may replace: empty, or a previous reclaimlab result."""
     if not path.is_dir() or path.is_symlink():
         return False
@@ -125,7 +164,7 @@ def atomic_directory(target: str | os.PathLike) -> Iterator[Path]:
     """
     target = Path(target)
     if target.exists() or target.is_symlink():
-        if not _replaceable(target):
+        if not replaceable(target):
             raise OutputError(
                 f"refusing to replace {target}: it exists and is not a reclaimlab result directory"
             )
@@ -157,22 +196,37 @@ def write_result_dir(
     *,
     _after_first_file: Callable[[Path], None] | None = None,
 ) -> Path:
-    """Write a result directory: the text files of ``texts`` plus ``timeseries.parquet``.
+    """Write a result directory: the text files of ``texts`` plus the time series.
 
     ``_after_first_file`` is a test hook called once the temporary directory holds a file.
     """
+    return write_result_files(target, result_files(texts, columns), _after_first_file=_after_first_file)
+
+
+def write_result_files(
+    target: str | os.PathLike,
+    files: Mapping[str, bytes],
+    *,
+    _after_first_file: Callable[[Path], None] | None = None,
+) -> Path:
+    """Write a result directory from its encoded files (:func:`result_files`), atomically."""
     target = Path(target)
     with atomic_directory(target) as tmp:
-        for i, (name, text) in enumerate(texts.items()):
-            (tmp / name).write_bytes(text.encode("utf-8"))
+        for i, (name, data) in enumerate(files.items()):
+            (tmp / name).write_bytes(data)
             if i == 0 and _after_first_file is not None:
                 _after_first_file(tmp)
-        write_parquet(columns, tmp / "timeseries.parquet")
     return target
 
 
 def write_text_atomic(path: str | os.PathLike, text: str) -> None:
     """Write a single file (a report beside the results) via a temporary file and a rename."""
+    write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> None:
+    """Write a single file via a temporary file and a rename: readers see the old file or the
+    new one, never a part."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     while True:
@@ -184,7 +238,7 @@ def write_text_atomic(path: str | os.PathLike, text: str) -> None:
             continue
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(text.encode("utf-8"))
+            f.write(data)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
@@ -325,6 +379,16 @@ def summary_matches(summary: Mapping[str, Any] | None, resolved: str, seed: int)
         and summary.get("seed") == seed
         and summary.get("engine_version") == ENGINE_VERSION
     )
+
+
+def run_key(resolved: str, seed: int) -> str:
+    """The store key of a run: a hash of exactly what :func:`summary_matches` compares (the
+    fully resolved scenario text, the seed, this engine's version), so that two requests share a
+    key exactly when one's result is up to date for the other."""
+    ident = json.dumps(
+        {"engine_version": ENGINE_VERSION, "scenario": resolved, "seed": seed}, sort_keys=True
+    )
+    return hashlib.sha256(ident.encode("utf-8")).hexdigest()
 
 
 def fresh_summary(

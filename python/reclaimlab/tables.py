@@ -42,12 +42,24 @@ def format_sim_time(ns: int | None) -> str:
 
 
 def key_value_table(rows: Sequence[tuple[str, Any]]) -> str:
-    """Two aligned columns: label, value."""
+    """Two aligned columns, label and value (a borderless rich table, as plain text)."""
     if not rows:
         return ""
-    lw = max(len(label) for label, _ in rows)
-    lines = [f"{label.ljust(lw)}  {format_value(value)}".rstrip() for label, value in rows]
-    return "\n".join(lines) + "\n"
+    import io
+
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(box=None, show_header=False, pad_edge=False, padding=(0, 2, 0, 0))
+    table.add_column(no_wrap=True)
+    table.add_column(no_wrap=True, overflow="ignore")
+    for label, value in rows:
+        # Text, not str: a value like "[host]" is not rich markup.
+        table.add_row(Text(label), Text(format_value(value)))
+    buf = io.StringIO()
+    Console(file=buf, width=10_000, color_system=None, force_terminal=False).print(table)
+    return "\n".join(line.rstrip() for line in buf.getvalue().splitlines()) + "\n"
 
 
 def run_summary_rows(

@@ -177,7 +177,9 @@ def test_examples_interrupt(fake_engine, tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(_core, "run", run_then_interrupt)
     assert cli.main(["examples", "--out", "res"]) == 130
     assert "interrupted; finished results kept in res" in capsys.readouterr().err
-    assert sorted(p.name for p in (tmp_path / "res").iterdir()) == ["first"]
+    # The finished run is in the store (hidden) and under its name; nothing of the second.
+    assert sorted(p.name for p in (tmp_path / "res").iterdir()) == [".store", "first"]
+    assert len(list((tmp_path / "res" / ".store" / "runs").glob("*/[!.]*"))) == 1
 
 
 def test_examples_reruns_incomplete_result(fake_engine, tmp_path, monkeypatch):

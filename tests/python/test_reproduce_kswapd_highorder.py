@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from browser import render, screenshot
+
 from reclaimlab import cli
 from reclaimlab.results import load_run
 from reclaimlab.experiments import kswapd_highorder as exp
@@ -15,8 +17,9 @@ from reclaimlab.experiments import kswapd_highorder as exp
 
 @pytest.fixture(scope="module")
 def repro(tmp_path_factory):
+    # `all` runs every experiment there is (this one, so far) and writes OUT/report.html.
     out = tmp_path_factory.mktemp("repro")
-    rc = cli.main(["reproduce", "kswapd-highorder", "--out", str(out)])
+    rc = cli.main(["reproduce", "all", "--out", str(out)])
     root = out / "kswapd-highorder"
     runs = {
         (s.key, policy): load_run(root / s.key / policy)
@@ -105,7 +108,7 @@ def test_c_quarter_rule_keeps_balancing_past_a_balanced_dma(repro):
 def test_rerun_reuses_results_and_reports_the_same(repro, capsys):
     _, out, root, _ = repro
     first = (root / "report.md").read_text()
-    assert cli.main(["reproduce", "kswapd-highorder", "--out", str(out)]) == 0
+    assert cli.main(["reproduce", "kswapd-highorder", "--out", str(out), "--no-figures"]) == 0
     err = capsys.readouterr().err
     assert err.count("up to date") == 8, err
     second = (root / "report.md").read_text()
@@ -137,3 +140,44 @@ def test_unknown_situation_is_a_clear_error(tmp_path, capsys):
     assert rc == 2
     err = capsys.readouterr().err
     assert "no situation z" in err and "a, b, c" in err
+
+
+def test_all_writes_one_html_report_that_renders_in_chromium(repro, tmp_path):
+    rc, out, root, runs = repro
+    html = out / "report.html"
+    text = html.read_text()
+    for s in exp.SITUATIONS:
+        assert s.title.replace("'", "&#x27;") in text
+    assert text.count("<b>PASS</b>") == 8 and "<b>FAIL</b>" not in text
+    # The thread's published figure sits beside ours: postmark's "Kswapd pages scanned".
+    assert "<td>Kswapd pages scanned</td><td>34,690,766</td><td>34,691,473</td>" in text
+    ours = head(runs["b", "v2.6.36"], "pgscan_kswapd")
+    assert f"<td>{ours:,}</td>" in text
+    n = text.count('class="chart"')
+    # Per situation: 6 counter bars, 3 time-series charts per run; (b) adds the thread chart.
+    assert n == 3 * 6 + 3 * 8 + 1
+    page = render(html)
+    assert page.errors == [], page.errors
+    assert page.charts_rendered == str(n)
+    assert len(page.drawn) == n
+    screenshot(html, tmp_path / "reproduce-all.png")
+    assert len(list((out / "report-figures").glob("*.svg"))) == n
+    assert len(list((out / "report-figures").glob("*.png"))) == n
+
+
+def test_runs_are_store_entries_behind_readable_links(repro):
+    _, out, root, runs = repro
+    link = root / "a" / "v2.6.36"
+    assert link.is_symlink() and not Path(link.readlink()).is_absolute()
+    entry = link.resolve()
+    assert entry.parent.parent.name == "runs" and entry.parent.parent.parent == (out / ".store").resolve()
+    assert len(list((out / ".store" / "runs").glob("*/[!.]*"))) == 8
+
+
+def test_report_command_remakes_the_reproduction_report(repro, tmp_path):
+    _, out, _, _ = repro
+    html = tmp_path / "again.html"
+    assert cli.main(["report", str(out), "-o", str(html), "--no-figures"]) == 0
+    want = (out / "report.html").read_text().count('class="chart"')
+    assert html.read_text().count('class="chart"') == want > 0
+    assert not (tmp_path / "again-figures").exists()

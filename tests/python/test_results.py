@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -134,13 +135,15 @@ def test_interrupted_write_keeps_finished_result(tmp_path):
 
 
 def test_parquet_failure_leaves_nothing(tmp_path, monkeypatch):
-    import reclaimlab.results as results
+    real = Path.write_bytes
 
-    def bad_parquet(columns, path):
-        open(path, "wb").write(b"PAR1 half")
-        raise OSError("disk full")
+    def disk_full_in_parquet(self, data):
+        if self.name == "timeseries.parquet":
+            real(self, data[:9])  # half a file, then the disk is full
+            raise OSError("disk full")
+        return real(self, data)
 
-    monkeypatch.setattr(results, "write_parquet", bad_parquet)
+    monkeypatch.setattr(Path, "write_bytes", disk_full_in_parquet)
     with pytest.raises(OSError):
         RunResult(raw()).write(tmp_path / "t")
     assert listing(tmp_path) == []
@@ -265,3 +268,12 @@ def test_ensure_result_runs_once_then_reuses(fake_engine, tmp_path):
     assert not api.ensure_result(scen, tmp_path / "out", seed=5).reused
     assert not api.ensure_result(scen, tmp_path / "out", seed=5, trace="postprocess").reused
     assert [r["seed"] for r in fake_engine.runs] == [4, 5, 5]
+
+
+def test_timeseries_csv_holds_the_parquet_columns(tmp_path):
+    out = RunResult(raw(seed=3)).write(tmp_path / "t")
+    csv = pd.read_csv(out / "timeseries.csv")
+    parquet = pd.read_parquet(out / "timeseries.parquet")
+    assert list(csv.columns) == list(parquet.columns) and csv.columns[0] == "time_ns"
+    assert csv.equals(parquet) and len(csv) > 0
+    assert (out / "timeseries.csv").read_text().splitlines()[0].startswith("time_ns,")

@@ -12,9 +12,9 @@ work itself lives in the library, so that the Python API can do everything the C
 
 from __future__ import annotations
 
-from . import compare, examples, lru, policies, reproduce, run, validate
+from . import compare, examples, lru, policies, report, reproduce, run, sweep, validate
 from ._common import CliError
 
-COMMANDS = [run, examples, lru, compare, reproduce, policies, validate]
+COMMANDS = [run, examples, sweep, report, lru, compare, reproduce, policies, validate]
 
 __all__ = ["COMMANDS", "CliError"]

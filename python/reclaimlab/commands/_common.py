@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from ..results import result_dir_name
+from ..store import Store, default_store
 
 
 class CliError(Exception):
@@ -72,3 +73,17 @@ def repo_scenarios_dir() -> Path | None:
         if candidate.is_dir() and (parent / "pyproject.toml").is_file():
             return candidate
     return None
+
+
+def add_store_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--store",
+        metavar="DIR",
+        help="the content-addressed result store to use (default: OUT/.store); commands that "
+        "share one never compute the same run twice",
+    )
+
+
+def open_store(args: argparse.Namespace, out: Path) -> Store:
+    """The store of ``--store``, or the default one inside the command's output directory."""
+    return Store(args.store if args.store else default_store(out))

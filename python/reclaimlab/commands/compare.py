@@ -11,7 +11,7 @@ from pathlib import Path
 from .. import api
 from ..compare import RENDERERS, Column
 from ..results import RunDirError, load_run
-from ._common import CliError, claim_result_dir, positive_int
+from ._common import CliError, add_store_argument, claim_result_dir, open_store, positive_int
 
 NAME = "compare"
 HELP = "compare runs in an mmtests-style table"
@@ -42,6 +42,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="with --seeds: also record each run's trace, for the rows vmstat cannot give",
     )
+    add_store_argument(p)
     p.add_argument(
         "--labels", metavar="A,B,...", help="column names (default: directory or scenario names)"
     )
@@ -51,7 +52,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _run_seeds(
-    scenario: str, seeds: int, root: Path, trace: bool, taken: dict[str, str]
+    scenario: str, seeds: int, root: Path, trace: bool, taken: dict[str, str], store
 ) -> tuple[str, list[Path]]:
     """Run one scenario for seeds 1..N (reusing up-to-date results); (name, result dirs)."""
     if Path(scenario).is_dir():
@@ -63,7 +64,8 @@ def _run_seeds(
     dirs = []
     for seed in range(1, seeds + 1):
         got = api.ensure_result(
-            scenario, root / f"{base}-seed{seed}", seed=seed, trace="postprocess" if trace else None
+            scenario, store, seed=seed, trace="postprocess" if trace else None,
+            view=root / f"{base}-seed{seed}",
         )
         dirs.append(got.path)
         print(
@@ -88,7 +90,8 @@ def main(args: argparse.Namespace) -> int:
         root = Path(args.out)
         args.results_dir = root
         taken: dict[str, str] = {}
-        groups = [_run_seeds(s, args.seeds, root, args.trace, taken) for s in args.runs]
+        with open_store(args, root).writing("reclaimlab compare") as store:
+            groups = [_run_seeds(s, args.seeds, root, args.trace, taken, store) for s in args.runs]
 
     labels = [g[0] for g in groups]
     if args.labels is not None:

@@ -1,7 +1,9 @@
 """``reclaimlab examples``: run every scenario in scenarios/ and write a Markdown report.
 
-Resumable: a scenario whose result directory is up to date (same fully resolved scenario, seed
-and engine version: :func:`reclaimlab.api.ensure_result`) is not run again.
+Resumable: runs live in a content-addressed store (``DIR/.store`` unless ``--store``), and a
+scenario whose result is up to date there (same fully resolved scenario, seed and engine
+version: :func:`reclaimlab.api.ensure_result`) is not run again; ``DIR/<scenario name>`` is a
+symlink to its entry.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from ..api import ScenarioError, SimulationError, TraceError
 from ..progress import ProgressBar, format_seconds
 from ..results import OutputError, write_text_atomic
 from ..tables import examples_report
-from ._common import CliError, claim_result_dir, repo_scenarios_dir
+from ._common import CliError, add_store_argument, claim_result_dir, open_store, repo_scenarios_dir
 
 NAME = "examples"
 HELP = "run every example scenario and write report.md"
@@ -36,6 +38,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="directory of scenario files (default: ./scenarios, else the source tree's)",
     )
+    add_store_argument(p)
 
 
 def find_scenarios(directory: str | None) -> list[Path]:
@@ -63,6 +66,11 @@ def main(args: argparse.Namespace) -> int:
     files = find_scenarios(args.scenarios)
     root = Path(args.out)
     args.results_dir = root
+    with open_store(args, root).writing("reclaimlab examples") as store:
+        return _run_all(files, root, store)
+
+
+def _run_all(files: list[Path], root: Path, store) -> int:
     done: list[tuple[str, dict[str, Any]]] = []  # (scenario name, summary), in file order
     failed: list[tuple[str, str]] = []  # (file name, error message)
     exit_code = 0
@@ -73,7 +81,7 @@ def main(args: argparse.Namespace) -> int:
         try:
             name = str(api.scenario_info(path)["name"])
             out = root / claim_result_dir(taken, name, path)
-            got = api.ensure_result(path, out, progress=ProgressBar(sys.stderr))
+            got = api.ensure_result(path, store, view=out, progress=ProgressBar(sys.stderr))
             done.append((name, got.summary))
             if got.reused:
                 _say(f"{prefix}: up to date ({out})")

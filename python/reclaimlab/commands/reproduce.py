@@ -1,19 +1,26 @@
 """``reclaimlab reproduce NAME``: run a seed thread's situations under each policy, print our
 tables beside the thread's published figures, and check the claims the thread makes.
 
-Runs go to ``OUT/NAME/<situation>/<policy>``; a run whose result directory is up to date (same
-resolved scenario and seed) is reused, so an interrupted reproduction resumes where it stopped.
-The report is printed and written to ``OUT/NAME/report.md``. Exit status 1 if a check fails."""
+``reproduce all`` runs every experiment there is into one store and writes one HTML report with
+every check and its plots, ``OUT/report.html``.
+
+Runs live in the result store (``OUT/.store`` unless ``--store``), linked as
+``OUT/NAME/<situation>/<policy>``; a run that is up to date there (same resolved scenario, seed
+and engine) is reused, so an interrupted reproduction resumes where it stopped. The report is
+printed and written to ``OUT/NAME/report.md``, the HTML report to ``OUT/NAME/report.html``
+(``OUT/report.html`` for ``all``). Exit status 1 if a check fails."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
 from ..experiments import EXPERIMENTS
 from ..experiments.runner import reproduce
-from ._common import CliError, seed_arg
+from ..report import REPRODUCTION_MANIFEST, reproduction_page
+from ._common import CliError, add_store_argument, open_store, seed_arg
 
 NAME = "reproduce"
 HELP = "reproduce a seed thread's experiments beside its published figures"
@@ -22,15 +29,17 @@ DESCRIPTION = (
     "seed), print mmtests-style tables with the thread's own figures beside ours, and check "
     "the direction and size of the effects the thread claims. Experiments: "
     + ", ".join(sorted(EXPERIMENTS))
-    + "."
+    + "; all runs every one of them and writes one HTML report."
 )
+
+ALL = "all"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("experiment", choices=sorted(EXPERIMENTS), metavar="EXPERIMENT",
-                   help="one of: " + ", ".join(sorted(EXPERIMENTS)))
+    p.add_argument("experiment", choices=[ALL, *sorted(EXPERIMENTS)], metavar="EXPERIMENT",
+                   help="one of: " + ", ".join(sorted(EXPERIMENTS)) + "; or all")
     p.add_argument("--out", metavar="DIR", default="results/reproduce",
-                   help="where the runs and report.md go (default: results/reproduce)")
+                   help="where the runs, report.md and report.html go (default: results/reproduce)")
     p.add_argument("--seed", type=seed_arg, default=1, metavar="N", help="seed (default: 1)")
     p.add_argument("--only", metavar="KEYS",
                    help="comma-separated situation keys to run (default: all)")
@@ -38,10 +47,34 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="also record each run's trace (postprocess form) for the rows only a "
                         "trace gives (wake-kswapd requests, writes split by reclaimer); slower, "
                         "and the traces take gigabytes")
+    p.add_argument("--no-figures", action="store_true",
+                   help="skip the SVG and PNG files of the HTML report's charts")
+    add_store_argument(p)
 
 
 def main(args: argparse.Namespace) -> int:
-    exp = EXPERIMENTS[args.experiment]
+    names = sorted(EXPERIMENTS) if args.experiment == ALL else [args.experiment]
+    if args.only and len(names) > 1:
+        raise CliError("--only names situations of one experiment; it cannot go with all")
+    out = Path(args.out)
+    args.results_dir = out
+    failed = 0
+    with open_store(args, out).writing(f"reclaimlab reproduce {args.experiment}") as store:
+        for name in names:
+            failed += _one(EXPERIMENTS[name], args, out, store)
+    # One HTML report: of this experiment, or (all) of every one, beside their report.md.
+    html = out / "report.html" if args.experiment == ALL else out / names[0] / "report.html"
+    found = [(out / n, json.loads((out / n / REPRODUCTION_MANIFEST).read_text())) for n in names]
+    page = reproduction_page(found)
+    figures = page.write(html, figures=not args.no_figures)
+    print(f"reproduce: {html} ({len(page.charts)} charts"
+          + (f", figures in {html.stem}-figures/" if figures else "") + ")",
+          file=sys.stderr, flush=True)
+    return 1 if failed else 0
+
+
+def _one(exp, args: argparse.Namespace, out: Path, store) -> int:
+    """Run one experiment (its situations, or those of --only); the number of failed checks."""
     situations = exp.SITUATIONS
     if args.only:
         keys = [k.strip() for k in args.only.split(",") if k.strip()]
@@ -51,13 +84,13 @@ def main(args: argparse.Namespace) -> int:
             raise CliError(f"--only: no situation {', '.join(bad)} in {exp.NAME} "
                            f"(it has {', '.join(sorted(known))})")
         situations = [s for s in situations if s.key in keys]
-    root = Path(args.out) / exp.NAME
-    args.results_dir = root
+    root = out / exp.NAME
 
     def progress(sit, policy: str, got) -> None:
         print(f"{exp.NAME} {sit.key} {policy}: {'up to date' if got.reused else 'done'} "
               f"({got.path})", file=sys.stderr, flush=True)
 
-    done = reproduce(exp, situations, root, args.seed, trace=args.trace, on_run=progress)
+    done = reproduce(exp, situations, root, args.seed, store=store, trace=args.trace,
+                     on_run=progress)
     sys.stdout.write(done.report)
-    return 1 if done.failed else 0
+    return done.failed

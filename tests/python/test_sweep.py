@@ -1,0 +1,362 @@
+"""``reclaimlab sweep`` on the real engine: planning and its errors, the store it fills, resuming
+after SIGKILL, the lock, failed runs, and the summaries."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from conftest import run_cli, tiny_text
+
+from reclaimlab import api
+from reclaimlab import sweep as sweeps
+from reclaimlab.results import RESULT_FILES, run_key
+from reclaimlab.store import Store
+
+SWEEP_2x2x3 = """\
+scenario = "tiny.toml"
+seeds = 3
+
+[axes]
+"policy.kswapd_balance" = ["v2.6.36", "v6.1"]
+"workload.hog.anon.size" = ["320MiB", "352MiB"]
+"""
+
+
+def make(tmp_path: Path, sweep_text: str = SWEEP_2x2x3, scenario: str | None = None) -> Path:
+    (tmp_path / "tiny.toml").write_text(scenario or tiny_text(name="tiny"))
+    path = tmp_path / "s.toml"
+    path.write_text(sweep_text)
+    return path
+
+
+def entries(store: Path) -> list[Path]:
+    """The store's entries: hidden names are the temporaries of unfinished writes."""
+    return sorted(p for p in (store / "runs").glob("*/*") if not p.name.startswith("."))
+
+
+def test_plan_is_the_product_times_seeds_and_keys_match_examples(tmp_path):
+    sweep = sweeps.load(make(tmp_path, SWEEP_2x2x3 + '[[include]]\n"policy.kswapd_balance" = "v3.0"\n'))
+    jobs = sweeps.plan(sweep)
+    assert len(jobs) == 2 * 2 * 3 + 3
+    assert [j.point for j in jobs[:3]] == [
+        {"policy.kswapd_balance": "v2.6.36", "workload.hog.anon.size": "320MiB"}] * 3
+    assert [j.seed for j in jobs[:4]] == [1, 2, 3, 1]
+    assert jobs[-1].point == {"policy.kswapd_balance": "v3.0"}
+    assert len({j.key for j in jobs}) == len(jobs)
+    assert sweep.columns == ["policy.kswapd_balance", "workload.hog.anon.size"]
+    # A point that changes nothing has the key `examples`/`run` would give the file itself.
+    (tmp_path / "p").mkdir()
+    plain = sweeps.plan(sweeps.load(make(tmp_path / "p", 'scenario = "tiny.toml"\nseeds = [7]\n')))
+    resolved = api.resolved_scenario(tmp_path / "p" / "tiny.toml")
+    assert [j.key for j in plain] == [run_key(resolved, 7)]
+
+
+def test_shipped_sweep_files_are_valid():
+    root = Path(__file__).resolve().parents[2] / "sweeps"
+    files = sorted(root.glob("*.toml"))
+    assert files
+    for f in files:
+        jobs = sweeps.plan(sweeps.load(f))
+        assert jobs and len({j.key for j in jobs}) == len(jobs), f
+
+
+@pytest.mark.parametrize(
+    "text, line, words",
+    [
+        (SWEEP_2x2x3.replace('"workload.hog.anon.size"', '"host.rams"'), 6,
+         ["unknown key `rams`", "did you mean `ram`"]),
+        (SWEEP_2x2x3.replace('["320MiB", "352MiB"]', '[\n  "320MiB",\n  "3XiB",\n]'), 8,
+         ['unknown size unit "XiB"']),
+        (SWEEP_2x2x3.replace('"v6.1"]', '"v9"]'), 5, ['unknown kswapd_balance policy "v9"', "v6.1"]),
+        (SWEEP_2x2x3.replace("workload.hog", "workload.nope"), 6, ["no element named 'nope'", "hog"]),
+        (SWEEP_2x2x3.replace("seeds = 3", "seed = 3"), 2, ["unknown key `seed`", "seeds"]),
+        (SWEEP_2x2x3.replace("seeds = 3", "seeds = 0"), 2, ["seeds must be a count"]),
+        (SWEEP_2x2x3.replace('"tiny.toml"', '"nope.toml"'), 1, ["no such file"]),
+        (SWEEP_2x2x3 + '[[include]]\n"sim.duration" = "-1s"\n', 8, ["durations cannot be negative"]),
+        (SWEEP_2x2x3.replace("[axes]", "[axes"), 4, ["not valid TOML"]),
+        (SWEEP_2x2x3.replace("workload.hog.anon.size", "host.ram.x"), 6,
+         ["'host.ram' is a value, not a table"]),
+    ],
+)
+def test_bad_sweep_file_is_one_line_naming_the_line(tmp_path, text, line, words):
+    path = make(tmp_path, text)
+    r = run_cli("sweep", str(path), "--out", str(tmp_path / "out"))
+    assert r.returncode == 2, r.stderr
+    err = r.stderr.strip()
+    assert "Traceback" not in err
+    assert len(err.splitlines()) == 1, err
+    assert err.startswith(f"{path}:{line}: error: "), err
+    for w in words:
+        assert w in err, err
+    assert not (tmp_path / "out" / ".store" / "runs").exists()  # nothing ran
+
+
+def test_an_invalid_base_scenario_is_named_at_its_own_line(tmp_path):
+    path = make(tmp_path, scenario=tiny_text(name="tiny").replace('ram = "256MiB"', 'ram = "2XiB"'))
+    r = run_cli("sweep", str(path), "--out", str(tmp_path / "out"))
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.startswith(f"{tmp_path / 'tiny.toml'}:8:7: error: in field `host.ram`"), r.stderr
+    assert 'unknown size unit "XiB"' in r.stderr
+
+
+def _rows(out: Path) -> pd.DataFrame:
+    return pd.read_csv(out / "summary.csv")
+
+
+def test_sweep_writes_store_and_summaries_and_reuses(tmp_path):
+    path = make(tmp_path)
+    out = tmp_path / "out"
+    r = run_cli("sweep", str(path), "--out", str(out), "--workers", "2")
+    assert r.returncode == 0, r.stderr
+    assert "12 runs: 12 run now, 0 already in the store, 0 failed" in r.stdout
+    store = out / ".store"
+    found = entries(store)
+    assert len(found) == 12
+    for e in found:
+        assert sorted(os.listdir(e)) == sorted(RESULT_FILES)
+        summary = json.loads((e / "summary.json").read_text())
+        assert e.name == run_key(summary["scenario"], summary["seed"])
+        assert json.loads((store / "meta" / f"{e.name}.json").read_text())["wall_time_s"] > 0
+    csv = _rows(out)
+    parquet = pd.read_parquet(out / "summary.parquet")
+    assert len(csv) == len(parquet) == 12
+    assert list(csv.columns[:7]) == ["policy.kswapd_balance", "workload.hog.anon.size", "seed",
+                                     "status", "key", "wall_time_s", "sim_time_s"]
+    assert set(csv["status"]) == {"ok"}
+    # Headline counters are the runs' own.
+    for _, row in csv.iterrows():
+        head = json.loads((store / "runs" / row["key"][:2] / row["key"] / "summary.json").read_text())
+        assert row["pswpout"] == head["headline"]["pswpout"] > 0
+    assert csv.groupby("workload.hog.anon.size")["pswpout"].mean()["352MiB"] > \
+        csv.groupby("workload.hog.anon.size")["pswpout"].mean()["320MiB"]
+    mtimes = {e: (e / "summary.json").stat().st_mtime_ns for e in found}
+
+    again = run_cli("sweep", str(path), "--out", str(out))
+    assert again.returncode == 0, again.stderr
+    assert "12 runs: 0 run now, 12 already in the store" in again.stdout
+    assert {e: (e / "summary.json").stat().st_mtime_ns for e in entries(store)} == mtimes
+    assert _rows(out).drop(columns=["wall_time_s"]).equals(csv.drop(columns=["wall_time_s"]))
+
+
+def test_same_run_is_byte_identical_in_another_store(tmp_path):
+    path = make(tmp_path, 'scenario = "tiny.toml"\nseeds = [4]\n')
+    for out in ("a", "b"):
+        r = run_cli("sweep", str(path), "--out", str(tmp_path / out), "--workers", "1")
+        assert r.returncode == 0, r.stderr
+    (a,), (b,) = entries(tmp_path / "a" / ".store"), entries(tmp_path / "b" / ".store")
+    assert a.name == b.name
+    for f in RESULT_FILES:
+        assert (a / f).read_bytes() == (b / f).read_bytes(), f
+
+
+# Runs of about half a second, so that SIGKILL lands while some are finished and others not.
+SLOW = tiny_text(name="slow").replace('size = "384MiB"', 'size = "1GiB"').replace(
+    'ram = "256MiB"', 'ram = "768MiB"').replace('size = "256MiB"', 'size = "1GiB"').replace(
+    "passes = 2", "passes = 12")
+
+
+def test_sigkill_mid_sweep_loses_nothing_and_recomputes_nothing(tmp_path):
+    path = make(tmp_path, SWEEP_2x2x3.replace('"320MiB", "352MiB"', '"1GiB", "960MiB"'), SLOW)
+    out = tmp_path / "out"
+    store = out / ".store"
+    cmd = [sys.executable, "-m", "reclaimlab", "sweep", str(path), "--out", str(out), "--workers", "2"]
+    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and len(entries(store)) < 3 and proc.poll() is None:
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)  # the driver only: its workers must die with it
+    proc.wait()
+    finished = entries(store)
+    assert 3 <= len(finished) < 12, "the sweep finished before it could be killed"
+    # Nothing half-written: every entry is complete and matches its key.
+    for e in finished:
+        assert sorted(os.listdir(e)) == sorted(RESULT_FILES), e
+        s = json.loads((e / "summary.json").read_text())
+        assert e.name == run_key(s["scenario"], s["seed"])
+    time.sleep(0.5)
+    # The workers died with the driver (PR_SET_PDEATHSIG): no orphan finishes a run later.
+    assert len(entries(store)) == len(finished)
+    mtimes = {e: (e / "summary.json").stat().st_mtime_ns for e in finished}
+    # As if the kill had landed while the summary was being rewritten.
+    (out / ".summary.csv.partial-0badcafe").write_text("policy.kswapd_balance,work")
+
+    r = run_cli("sweep", str(path), "--out", str(out), "--workers", "2")
+    assert r.returncode == 0, r.stderr
+    n = len(finished)
+    assert f"12 runs: {12 - n} run now, {n} already in the store, 0 failed" in r.stdout
+    final = entries(store)
+    assert len(final) == 12
+    assert {e: (e / "summary.json").stat().st_mtime_ns for e in finished} == mtimes
+    for e in final:
+        assert sorted(os.listdir(e)) == sorted(RESULT_FILES)
+    csv = _rows(out)
+    assert len(csv) == 12 and sorted(csv["key"]) == [e.name for e in final]
+    # No temporaries left anywhere in the store, or beside the summaries.
+    assert not [p for p in store.rglob(".*")], list(store.rglob(".*"))
+    assert not [p for p in out.glob(".*") if p.name != ".store"]
+
+
+def test_second_writer_gets_a_clear_error(tmp_path):
+    path = make(tmp_path)
+    out = tmp_path / "out"
+    with Store(out / ".store").writing("the test"):
+        r = run_cli("sweep", str(path), "--out", str(out))
+    assert r.returncode == 1
+    err = r.stderr.strip()
+    assert err.startswith("error: ") and "is being written by the test (pid" in err, err
+    assert "Traceback" not in err and len(err.splitlines()) == 1
+    assert not (out / ".store" / "runs").exists()
+
+
+def test_failed_run_is_recorded_and_does_not_stop_the_sweep(tmp_path):
+    (tmp_path / "good.csv").write_text("time_ns,object,offset,kind\n0,1,0,anon_read\n1,2,0,anon_write\n")
+    (tmp_path / "bad.csv").write_text("time_ns,object,offset,kind\n0,1,0,anon_read\nxx,yy\n")
+    scenario = 'name = "tr"\n[host]\nram = "256MiB"\n[[workload]]\nname = "db"\n' \
+               '[workload.trace]\npath = "good.csv"\n'
+    path = make(tmp_path, 'scenario = "tiny.toml"\nseeds = 2\n[axes]\n'
+                '"workload.db.trace.path" = ["good.csv", "bad.csv"]\n', scenario)
+    out = tmp_path / "out"
+    r = run_cli("sweep", str(path), "--out", str(out))
+    assert r.returncode == 1, r.stderr
+    assert "4 runs: 2 run now, 0 already in the store, 2 failed" in r.stdout
+    assert r.stderr.count("FAILED workload.db.trace.path=bad.csv") == 2, r.stderr
+    csv = _rows(out)
+    assert list(csv["status"]) == ["ok", "ok", "failed", "failed"]
+    assert csv["error"].iloc[2].startswith("TraceError: ") and "record 2" in csv["error"].iloc[2]
+    failed = sorted((out / ".store" / "failed").iterdir())
+    assert len(failed) == 2 and "record 2" in json.loads(failed[0].read_text())["error"]
+    assert len(entries(out / ".store")) == 2
+
+
+# ---- Ray --------------------------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_ray_sweep_on_a_real_local_head(tmp_path):
+    """A real Ray head on loopback (no mock), started and stopped by this test: the sweep runs
+    every job as a Ray task, and the entries are byte for byte those of the local pool."""
+    ray_exe = Path(sys.executable).with_name("ray")
+    assert ray_exe.is_file(), "install the ray extra: pip install -e '.[test,ray]'"
+    port = _free_port()
+    env = dict(os.environ)
+    # Ray replaces a loopback --node-ip-address by the machine's routable address unless its
+    # "cluster" mode is off; off, every part of it binds 127.0.0.1.
+    env["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+    env["RAY_USAGE_STATS_ENABLED"] = "0"
+    temp = Path("/tmp") / f"rl-ray-{os.getpid()}"  # Ray's socket paths must stay short
+    head = subprocess.Popen(
+        [str(ray_exe), "start", "--head", "--block", "--port", str(port),
+         "--node-ip-address", "127.0.0.1", "--num-cpus", "2", "--include-dashboard", "false",
+         "--disable-usage-stats", "--temp-dir", str(temp)],
+        env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        start_new_session=True, text=True,
+    )
+    try:
+        path = make(tmp_path)
+        out = tmp_path / "ray"
+        deadline = time.monotonic() + 90
+        while True:  # the head takes a few seconds to come up
+            r = subprocess.run(
+                [sys.executable, "-m", "reclaimlab", "sweep", str(path), "--out", str(out),
+                 "--ray", f"127.0.0.1:{port}"],
+                env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300,
+            )
+            if r.returncode == 0 or time.monotonic() > deadline or head.poll() is not None:
+                break
+            time.sleep(1)
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert "12 runs: 12 run now, 0 already in the store, 0 failed" in r.stdout
+        bad = run_cli("sweep", str(path), "--out", str(tmp_path / "x"), "--ray",
+                      f"127.0.0.1:{_free_port()}")
+        assert bad.returncode == 2 and "cannot connect to a Ray cluster" in bad.stderr
+    finally:
+        # Stop only what this test started: the head's whole process session.
+        try:
+            os.killpg(head.pid, signal.SIGTERM)
+            head.wait(timeout=30)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            os.killpg(head.pid, signal.SIGKILL)
+        subprocess.run(["rm", "-rf", str(temp)])
+    local = tmp_path / "local"
+    r = run_cli("sweep", str(path), "--out", str(local), "--workers", "2")
+    assert r.returncode == 0, r.stderr
+    ray_entries, local_entries = entries(out / ".store"), entries(local / ".store")
+    assert [e.name for e in ray_entries] == [e.name for e in local_entries] and len(ray_entries) == 12
+    for a, b in zip(ray_entries, local_entries):
+        for f in RESULT_FILES:
+            assert (a / f).read_bytes() == (b / f).read_bytes(), (a, f)
+    timing = ["wall_time_s", "cpu_time_s"]  # how long, not what: the rest is identical
+    assert pd.read_csv(out / "summary.csv").drop(columns=timing).equals(
+        pd.read_csv(local / "summary.csv").drop(columns=timing))
+
+
+def _children(pid: int) -> set[int]:
+    try:
+        return {int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()}
+    except OSError:
+        return set()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except OSError:
+        return False
+
+
+def test_ctrl_c_stops_workers_keeps_finished_runs_and_exits_130(tmp_path):
+    path = make(tmp_path, SWEEP_2x2x3.replace('"320MiB", "352MiB"', '"1GiB", "960MiB"'), SLOW)
+    out = tmp_path / "out"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "reclaimlab", "sweep", str(path), "--out", str(out), "--workers", "2"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and len(entries(out / ".store")) < 2 and proc.poll() is None:
+        time.sleep(0.05)
+    workers = _children(proc.pid)
+    assert workers, "no worker processes seen"
+    os.kill(proc.pid, signal.SIGINT)  # the driver only, as if Ctrl-C reached it alone
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert f"interrupted; finished results kept in {out}" in err and "Traceback" not in err
+    time.sleep(0.2)
+    assert not [w for w in workers if _alive(w)], "workers outlived the interrupted sweep"
+    done = entries(out / ".store")
+    assert 2 <= len(done) < 12
+    csv = _rows(out)
+    assert sorted(csv["key"]) == [e.name for e in done]  # the summary lists exactly those
+
+
+def test_bad_command_lines_are_one_line_errors(tmp_path):
+    path = make(tmp_path)
+    (tmp_path / "afile").write_text("x")
+    cases = [
+        (["sweep", str(path), "--out", str(tmp_path / "afile")], 2, "cannot create the directory"),
+        (["sweep", str(tmp_path), "--out", str(tmp_path / "o")], 2, "cannot read: Is a directory"),
+        (["sweep", str(tmp_path / "none.toml"), "--out", str(tmp_path / "o")], 2, "no such file"),
+        (["sweep", str(path), "--out", str(tmp_path / "o"), "--workers", "2", "--ray", "auto"], 2,
+         "--workers is for the local pool"),
+    ]
+    for args, code, words in cases:
+        r = run_cli(*args)
+        assert r.returncode == code, (args, r.stderr)
+        err = r.stderr.strip()
+        assert err.startswith("error: ") and words in err and len(err.splitlines()) == 1, err
