@@ -170,6 +170,9 @@ pub fn host_params(scn: &Scenario, seed: u64, trace: bool) -> Result<MachinePara
         policy: MachinePolicies {
             balance: policy::kswapd_balance::SWITCH.make(choices.get("kswapd_balance")),
             wmark_check: policy::watermark_check::SWITCH.make(choices.get("watermark_check")),
+            shrinker: policy::shrinker::SWITCH
+                .make(choices.get("shrinker"))
+                .into(),
         },
         seed,
         trace,

@@ -24,6 +24,7 @@ pub mod page_alloc;
 pub mod page_writeback;
 pub mod policy;
 pub mod rmap;
+pub mod shrinker;
 pub mod signal;
 pub mod swap;
 pub mod swap_state;
@@ -131,6 +132,8 @@ pub struct MachineConfig {
 pub struct MachinePolicies {
     pub balance: Box<dyn PgdatBalanced>,
     pub wmark_check: Box<dyn WatermarkCheck>,
+    /// `do_shrink_slab` (shared so `shrink_slab` can hold it while the shrinkers run).
+    pub shrinker: std::rc::Rc<dyn shrinker::ShrinkerDeferral>,
 }
 
 /// Everything a machine is built from.
@@ -210,6 +213,15 @@ pub struct Machine {
     pub outbox: Outbox,
     /// Reclaim events, when the run records them.
     pub tracepoints: Tracepoints,
+    /// Registered slab shrinkers, in registration order (none: `shrink_slab` does nothing).
+    pub shrinkers: shrinker::Shrinkers,
+    /// `current->reclaim_state->reclaimed_slab`: pages freed by shrinkers since reclaim last
+    /// collected them.
+    pub reclaimed_slab: u64,
+    /// Time the shrinkers of the running `shrink_slab` took (CPU, and asleep waiting for I/O
+    /// or locks), collected by the caller.
+    pub shrink_cost_ns: u64,
+    pub shrink_sleep_ns: u64,
 }
 
 impl Machine {
@@ -348,6 +360,10 @@ impl Machine {
             }),
             outbox: Outbox::default(),
             tracepoints: Tracepoints::new(p.trace),
+            shrinkers: Default::default(),
+            reclaimed_slab: 0,
+            shrink_cost_ns: 0,
+            shrink_sleep_ns: 0,
         };
         m.boot_kernel_pages(kernel_used)?;
         Ok(m)

@@ -4,6 +4,7 @@
 //! running.
 
 use super::gfp::Gfp;
+use super::shrinker::{ShrinkOutcome, TraceStyle};
 use super::zone::ThrottleReason;
 
 /// Outcome counts of one `shrink_inactive_list` call, as the event prints them.
@@ -78,6 +79,23 @@ pub enum Tracepoint {
         usec_timeout: u64,
         usec_delayed: u64,
         reason: ThrottleReason,
+    },
+    /// `mm_shrink_slab_start`: one `do_shrink_slab` call's plan (`id` is the registered
+    /// shrinker's number, standing in for its pointer).
+    ShrinkSlabStart {
+        symbol: &'static str,
+        id: usize,
+        gfp: Gfp,
+        priority: i32,
+        out: ShrinkOutcome,
+        style: TraceStyle,
+    },
+    /// `mm_shrink_slab_end`: what the call did and the backlog it left.
+    ShrinkSlabEnd {
+        symbol: &'static str,
+        id: usize,
+        out: ShrinkOutcome,
+        style: TraceStyle,
     },
 }
 
