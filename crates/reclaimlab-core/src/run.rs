@@ -173,6 +173,7 @@ pub fn host_params(scn: &Scenario, seed: u64, trace: bool) -> Result<MachinePara
             shrinker: policy::shrinker::SWITCH
                 .make(choices.get("shrinker"))
                 .into(),
+            xfs_reclaim: policy::xfs_reclaim::SWITCH.make(choices.get("xfs_reclaim")),
         },
         seed,
         trace,

@@ -15,6 +15,7 @@ pub mod compaction;
 pub mod cost;
 pub mod filemap;
 pub mod frames;
+pub mod fs;
 pub mod gfp;
 pub mod layout;
 pub mod lru;
@@ -26,6 +27,7 @@ pub mod policy;
 pub mod rmap;
 pub mod shrinker;
 pub mod signal;
+pub mod slab;
 pub mod swap;
 pub mod swap_state;
 pub mod swapfile;
@@ -134,6 +136,8 @@ pub struct MachinePolicies {
     pub wmark_check: Box<dyn WatermarkCheck>,
     /// `do_shrink_slab` (shared so `shrink_slab` can hold it while the shrinkers run).
     pub shrinker: std::rc::Rc<dyn shrinker::ShrinkerDeferral>,
+    /// XFS inode reclaim walk (consulted only when a filesystem is mounted).
+    pub xfs_reclaim: Box<dyn fs::xfs::xfs_icache::XfsReclaimWalk>,
 }
 
 /// Everything a machine is built from.
@@ -222,6 +226,10 @@ pub struct Machine {
     /// or locks), collected by the caller.
     pub shrink_cost_ns: u64,
     pub shrink_sleep_ns: u64,
+    /// Slab caches (kernel objects in pages taken from the buddy allocator).
+    pub slab: slab::Slab,
+    /// The mounted filesystem, if the scenario has one.
+    pub fs: Option<Box<fs::Filesystem>>,
 }
 
 impl Machine {
@@ -364,6 +372,8 @@ impl Machine {
             reclaimed_slab: 0,
             shrink_cost_ns: 0,
             shrink_sleep_ns: 0,
+            slab: Default::default(),
+            fs: None,
         };
         m.boot_kernel_pages(kernel_used)?;
         Ok(m)

@@ -39,6 +39,9 @@ pub struct ShrinkControl {
     /// Set by a `count_objects` that already knows it cannot scan (the seed 002 patch's
     /// `sc->will_defer`, read only by the `chinner` variant).
     pub will_defer: bool,
+    /// The caller's clock when this shrinker's call began (a shrinker that sleeps or charges
+    /// time adds to `Machine::shrink_cost_ns` from here).
+    pub clock: u64,
 }
 
 impl ShrinkControl {
@@ -51,6 +54,7 @@ impl ShrinkControl {
             nr_to_scan: 0,
             nr_scanned: 0,
             will_defer: false,
+            clock: 0,
         }
     }
 
@@ -355,6 +359,7 @@ impl Machine {
         let style = policy.trace_style();
         for s in list.iter_mut() {
             let mut sc = ShrinkControl::new(gfp, priority, kswapd);
+            sc.clock = at;
             let out = {
                 let mut b = Bound {
                     ops: s.ops.as_mut(),
@@ -402,6 +407,8 @@ impl Machine {
     pub fn shrink_slab_in_pass(&mut self, sc: &mut super::vmscan::ScanControl) {
         let at = self.now + sc.cost_ns;
         self.shrink_cost_ns = 0;
+        self.shrink_sleep_ns = 0;
+        self.reclaimed_slab = 0;
         self.shrink_slab(sc.gfp, sc.priority, sc.kswapd, at);
         sc.cost_ns += std::mem::take(&mut self.shrink_cost_ns);
         sc.sleep_ns += std::mem::take(&mut self.shrink_sleep_ns);
@@ -411,8 +418,12 @@ impl Machine {
     /// `drop_slab()` (`echo 2 > /proc/sys/vm/drop_caches`): `shrink_slab(GFP_KERNEL, priority
     /// 0)` repeated while the objects freed in a round, shifted right by the round number, is
     /// more than 1. Counts `drop_slab`. Returns the objects freed.
+    /// The time the shrinkers took is left in `shrink_cost_ns` / `shrink_sleep_ns` for the
+    /// caller.
     pub fn drop_slab(&mut self, at: u64) -> u64 {
         self.vm.add(VmEvent::DropSlab, 1);
+        self.shrink_cost_ns = 0;
+        self.shrink_sleep_ns = 0;
         let mut total = 0u64;
         let mut shift = 0u32;
         loop {

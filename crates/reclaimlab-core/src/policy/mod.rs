@@ -15,6 +15,7 @@ pub mod kswapd_loop;
 pub mod shrinker;
 pub mod watermark_check;
 pub mod watermarks;
+pub mod xfs_reclaim;
 
 /// One variant of a switch: its scenario name, the kernel it models, what it does, and how
 /// to make it.
@@ -120,7 +121,7 @@ impl<T: ?Sized + 'static> SwitchInfo for Switch<T> {
 
 /// Every switch, in the order the scenario's `[policy]` table and `reclaimlab policies` list
 /// them. A switch whose default is a preset comes after the switch it follows.
-pub fn switches() -> [&'static dyn SwitchInfo; 6] {
+pub fn switches() -> [&'static dyn SwitchInfo; 7] {
     [
         &kswapd_balance::SWITCH,
         &watermarks::SWITCH,
@@ -128,6 +129,7 @@ pub fn switches() -> [&'static dyn SwitchInfo; 6] {
         &kcompactd::SWITCH,
         &kswapd_loop::SWITCH,
         &shrinker::SWITCH,
+        &xfs_reclaim::SWITCH,
     ]
 }
 
