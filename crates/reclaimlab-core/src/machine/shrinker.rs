@@ -9,7 +9,8 @@
 //! are here, so the variants differ only where the kernels did.
 
 use super::gfp::{Gfp, __GFP_FS, GFP_KERNEL};
-use super::tracepoint::Tracepoint;
+pub use super::tracepoint::TraceStyle;
+use super::tracepoint::{ShrinkSlabTrace, Tracepoint};
 use super::vmstat::VmEvent;
 use super::Machine;
 
@@ -98,14 +99,6 @@ impl ShrinkerParams {
             self.batch
         }
     }
-}
-
-/// How a variant's trace events read: 6.1's (and legacy's) `mm_shrink_slab_start/end`, or the
-/// seed 002 patch's own format.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TraceStyle {
-    V61,
-    Chinner,
 }
 
 /// What one `do_shrink_slab` call did, in the terms of its trace events.
@@ -380,6 +373,15 @@ impl Machine {
             if self.tracepoints.enabled {
                 let symbol = s.ops.scan_symbol();
                 let id = s.id;
+                let out = ShrinkSlabTrace {
+                    nr: out.nr,
+                    freeable: out.freeable,
+                    delta: out.delta,
+                    total_scan: out.planned,
+                    remaining: out.remaining,
+                    freed: out.freed,
+                    new_nr: out.new_nr,
+                };
                 let start = Tracepoint::ShrinkSlabStart {
                     symbol,
                     id,

@@ -9,8 +9,7 @@ use std::fmt::Write;
 
 use crate::engine::ActorId;
 use crate::machine::gfp::show_gfp_flags;
-use crate::machine::shrinker::TraceStyle;
-use crate::machine::tracepoint::Tracepoint;
+use crate::machine::tracepoint::{TraceStyle, Tracepoint};
 use crate::world::{MachineId, TraceSink};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -267,12 +266,12 @@ impl Tracer {
                     TraceStyle::V61 => writeln!(
                         b,
                         "{symbol} {ptr:016x}: nid: 0 objects to shrink {} gfp_flags {g} cache items {} delta {} total_scan {} priority {priority}",
-                        out.nr, out.freeable, out.delta, out.planned
+                        out.nr, out.freeable, out.delta, out.total_scan
                     ),
                     TraceStyle::Chinner => writeln!(
                         b,
                         "{symbol} {ptr:016x}: nid: 0 objects to scan {} freeable items {} deferred count {} priority {priority} gfp_flags {g}",
-                        out.planned, out.freeable, out.nr
+                        out.total_scan, out.freeable, out.nr
                     ),
                 }
             }
