@@ -19,6 +19,7 @@ pub mod fs;
 pub mod gfp;
 pub mod layout;
 pub mod lru;
+pub mod madvise;
 pub mod memory;
 pub mod oom_kill;
 pub mod page_alloc;

@@ -9,6 +9,7 @@
 //! stays queued and is dropped when reclaim meets it).
 
 pub mod dcache;
+pub mod drop_caches;
 pub mod inode;
 pub mod namei;
 #[path = "super.rs"]
@@ -50,6 +51,8 @@ pub struct FsConfig {
     pub xfssyncd_centisecs: u64,
     /// xfsaild's idle poll period and pause between pushes.
     pub aild_period_ns: u64,
+    /// xfsaild CPU per cluster it flushes.
+    pub flush_cluster_ns: u64,
     /// Superblock shrinker `batch` [6.1: 1024] and `seeks` [6.1: 2].
     pub shrinker_batch: u64,
     pub shrinker_seeks: u64,
@@ -147,6 +150,7 @@ mod tests {
             logforce_latency_ns: 2_000_000,
             xfssyncd_centisecs: 3000,
             aild_period_ns: 20_000_000,
+            flush_cluster_ns: 20_000,
             shrinker_batch: 1024,
             shrinker_seeks: 2,
             dentry_scan_ns: 200,
