@@ -129,6 +129,8 @@ class RunResult:
         self.summary_json: str = raw["summary_json"]
         self.counters: dict[str, int] = dict(raw.get("counters", ()))
         self.trace: str | None = raw.get("trace")
+        # Files only some runs have (``slabinfo``, ``shrinker_debugfs`` with slab shrinkers).
+        self.extra_files: dict[str, str] = dict(raw.get("extra_files", {}))
         self._columns: dict[str, list[int]] = dict(raw["timeseries"])
         self.wall_time_s = wall_time_s
         self.out: Path | None = None
@@ -188,6 +190,7 @@ class RunResult:
         }
         if self.trace is not None:
             texts["trace"] = self.trace
+        texts.update(self.extra_files)
         return texts
 
     def write(self, directory: str | os.PathLike) -> Path:

@@ -120,6 +120,10 @@ pub fn fs_summary(world: &World, ids: &[ActorId], end_ns: u64) -> Option<Value> 
                 "stopped": s.stats.stopped,
                 "nr_deferred": s.deferred.nr_deferred,
                 "max_nr_deferred": s.stats.max_deferred,
+                "deferred_taken_kswapd": s.stats.taken_kswapd,
+                "deferred_taken_direct": s.stats.taken_direct,
+                "direct_calls": s.stats.direct_calls,
+                "max_direct_planned": s.stats.max_direct_planned,
             })
         })
         .collect();
@@ -169,6 +173,7 @@ pub fn fs_summary(world: &World, ids: &[ActorId], end_ns: u64) -> Option<Value> 
     }
     // The workloads' own reports: simoops's latencies and rates, fsmark's create rate.
     let mut alloc = Latency::new();
+    let mut reclaim = Latency::new();
     let mut unit = Latency::new();
     let mut create = Latency::new();
     let (mut units, mut created, mut simoops_threads) = (0u64, 0u64, 0u64);
@@ -177,6 +182,7 @@ pub fn fs_summary(world: &World, ids: &[ActorId], end_ns: u64) -> Option<Value> 
     for a in ids.iter().filter_map(|&id| world.actor(id)) {
         if let Some(s) = a.as_any().downcast_ref::<Simoops>() {
             alloc.merge(&s.alloc_latency);
+            reclaim.merge(&s.reclaim_latency);
             unit.merge(&s.unit_latency);
             units += s.units;
             simoops_threads += 1;
@@ -196,6 +202,7 @@ pub fn fs_summary(world: &World, ids: &[ActorId], end_ns: u64) -> Option<Value> 
     let mut latency = json!({});
     if simoops_threads > 0 {
         latency["allocation"] = percentiles(alloc.percentiles());
+        latency["direct_reclaim"] = percentiles(reclaim.percentiles());
         latency["unit"] = percentiles(unit.percentiles());
         out["simoops"] = json!({
             "threads": simoops_threads,

@@ -338,6 +338,11 @@ fn run<'py>(
     }
     d.set_item("counters", counters)?;
     d.set_item("trace", out.trace)?;
+    let extra = PyDict::new_bound(py);
+    for (name, text) in out.extra_files {
+        extra.set_item(name, text)?;
+    }
+    d.set_item("extra_files", extra)?;
     Ok(d)
 }
 

@@ -294,6 +294,12 @@ pub struct ShrinkerStats {
     pub stopped: u64,
     /// Largest `nr_deferred` seen after a call.
     pub max_deferred: u64,
+    /// Deferred work taken by kswapd and by other callers (who ends up doing the backlog).
+    pub taken_kswapd: u64,
+    pub taken_direct: u64,
+    /// Calls by other callers than kswapd, and the largest scan one of them planned.
+    pub direct_calls: u64,
+    pub max_direct_planned: u64,
 }
 
 /// The machine's registered shrinkers, in registration order.
@@ -368,6 +374,13 @@ impl Machine {
             s.stats.freed += out.freed;
             s.stats.stopped += out.stopped as u64;
             s.stats.max_deferred = s.stats.max_deferred.max(out.new_nr);
+            if kswapd {
+                s.stats.taken_kswapd += out.nr;
+            } else {
+                s.stats.taken_direct += out.nr;
+                s.stats.direct_calls += 1;
+                s.stats.max_direct_planned = s.stats.max_direct_planned.max(out.planned);
+            }
             self.vm.add(VmEvent::SlabsScanned, out.scanned);
             freed += out.freed;
             if self.tracepoints.enabled {

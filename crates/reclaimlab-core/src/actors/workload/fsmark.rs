@@ -1,8 +1,9 @@
 //! An fsmark-like creator thread (`[workload.fsmark]`): creates its files back to back, each
 //! thread in its own directories, a directory per `files_per_dir` files (XFS places each new
-//! directory in the next allocation group). Each create allocates a dentry (GFP_KERNEL) and an
-//! inode (GFP_NOFS for `nofs_fraction` of creates: inside the transaction), logs the inode
-//! and, with a file size, writes the data into the page cache. When the log is full it waits
+//! directory in the next allocation group). Each create allocates a dentry and an inode
+//! (GFP_NOFS for `nofs_fraction` of creates: metadata allocated inside a transaction or under
+//! a filesystem lock), logs the inode and, with a file size, writes the data into the page
+//! cache. When the log is full it waits
 //! for xfsaild to free space (mechanisms §A.6 recipe; seed 002's fsmark).
 
 use std::any::Any;
@@ -36,7 +37,7 @@ pub struct Fsmark {
     rss: (u32, u32, u32),
     /// First page of its files' data (NONE for empty files) and pages per file.
     data: (u32, u32),
-    /// The create under way: its inode gfp (kept across retries) and when it began.
+    /// The create under way: its metadata gfp (kept across retries) and when it began.
     current: Option<(Gfp, u64)>,
     /// Data pages of the last file still to write: (next page, end).
     writing: Option<(u32, u32)>,

@@ -2,7 +2,7 @@
 //! work, each of which allocates and touches `alloc` bytes of fresh memory (the allocation
 //! whose latency simoops reports), opens and reads `reads_per_unit` files picked at random
 //! from the data set, and thinks. It keeps the memory of its last `keep_units` units and frees
-//! the oldest before allocating again, so it allocates steadily without growing.
+//! the oldest at the end of each unit, so it allocates steadily without growing.
 
 use std::any::Any;
 
@@ -46,6 +46,10 @@ pub struct Simoops {
     alloc_started: u64,
     pub units: u64,
     pub alloc_latency: Latency,
+    /// Direct-reclaim time of each allocation that entered direct reclaim.
+    pub reclaim_latency: Latency,
+    /// Direct reclaim of the allocation under way so far.
+    alloc_stall: u64,
     pub unit_latency: Latency,
     pub stall_ns: u64,
     pub wait_ns: u64,
@@ -90,6 +94,8 @@ impl Simoops {
             alloc_started: o.start_ns,
             units: 0,
             alloc_latency: Latency::new(),
+            reclaim_latency: Latency::new(),
+            alloc_stall: 0,
             unit_latency: Latency::new(),
             stall_ns: 0,
             wait_ns: 0,
@@ -145,14 +151,16 @@ impl Simoops {
                     if k == 0 {
                         self.unit_started = t;
                         self.alloc_started = t;
-                        // Free the oldest unit's memory to make room (its slot is reused).
-                        if self.units >= self.spec.keep_units {
-                            let slot = self.slot_base(self.units);
-                            m.zap_anon_range(self.task, slot, self.alloc_pages);
-                        }
                     }
                     if k == self.alloc_pages {
                         self.alloc_latency.record(t - self.alloc_started);
+                        let stall = std::mem::take(&mut self.alloc_stall) + self.ctx.stall_ns;
+                        if stall > 0 {
+                            self.reclaim_latency.record(stall);
+                        }
+                        // Counted here; what follows in this step starts afresh.
+                        self.stall_ns += self.ctx.stall_ns;
+                        self.ctx.stall_ns = 0;
                         self.phase = Phase::Read(0, None);
                         continue;
                     }
@@ -196,6 +204,13 @@ impl Simoops {
                     }
                 }
                 Phase::Think => {
+                    // Free the oldest unit's memory (its slot is the next unit's): freed at
+                    // the end of a unit, the pages go back to the free lists for anyone, so
+                    // the next allocation competes for memory like any other.
+                    if self.units + 1 >= self.spec.keep_units {
+                        let slot = self.slot_base(self.units + 1);
+                        m.zap_anon_range(self.task, slot, self.alloc_pages);
+                    }
                     self.ctx.cost_ns += self.spec.think_ns;
                     let end = now + self.ctx.cost_ns;
                     self.unit_latency.record(end - self.unit_started);
@@ -225,6 +240,9 @@ impl Actor for Simoops {
         self.ctx.sleep_ns = 0;
         let wake = self.run(cx.machine(), now);
         self.stall_ns += self.ctx.stall_ns;
+        if matches!(self.phase, Phase::Alloc(_)) {
+            self.alloc_stall += self.ctx.stall_ns;
+        }
         cx.charge_cpu(self.ctx.cost_ns - self.ctx.sleep_ns);
         wake
     }

@@ -287,7 +287,7 @@ pub struct FsmarkSpec {
     pub files_per_dir: u64,
     /// Bytes of data written into each file (0: empty files, as the seed's inode test).
     pub file_size_bytes: u64,
-    /// Share of inode allocations made with GFP_NOFS.
+    /// Share of creates whose dentry and inode are allocated with GFP_NOFS.
     pub nofs_fraction: f64,
     /// Application time between two creates.
     pub think_ns: u64,

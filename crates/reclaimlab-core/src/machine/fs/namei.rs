@@ -21,15 +21,15 @@ impl Machine {
         }
     }
 
-    /// `open(O_CREAT)` + `close` of a new file in allocation group `ag`: a dentry
-    /// (GFP_KERNEL) and an inode (`inode_gfp`: GFP_NOFS inside the transaction) from the
-    /// slab, the inode logged. With `data` (first page, pages) the file has that range of the
+    /// `open(O_CREAT)` + `close` of a new file in allocation group `ag`: a dentry and an inode
+    /// from the slab with `gfp` (the workload's metadata allocation context: GFP_NOFS inside a
+    /// transaction or under a filesystem lock), the inode logged. With `data` (first page, pages) the file has that range of the
     /// page cache's address space. Returns the file's number; `Err(Retry)` when the log is
     /// full (the caller waits and tries again), or the allocation's failure.
     pub fn fs_create(
         &mut self,
         ag: u32,
-        inode_gfp: Gfp,
+        gfp: Gfp,
         data: (u32, u32),
         t: &mut TaskCtx,
     ) -> Result<u32, Access> {
@@ -46,8 +46,8 @@ impl Machine {
             return Err(Access::Retry(wait));
         }
         let (dcache, icache) = (fs.dentry_cache, fs.inode_cache);
-        self.kmem_cache_alloc(dcache, GFP_KERNEL, t)?;
-        if let Err(a) = self.kmem_cache_alloc(icache, inode_gfp, t) {
+        self.kmem_cache_alloc(dcache, gfp, t)?;
+        if let Err(a) = self.kmem_cache_alloc(icache, gfp, t) {
             self.kmem_cache_free(dcache, 1);
             return Err(a);
         }

@@ -378,7 +378,7 @@ section! {
         files: 100_000 => Key::new("files", Ty::UInt { min: 1, max: u32::MAX as u64 / 4 }, "files each thread creates");
         files_per_dir: 10_000 => Key::new("files_per_dir", Ty::UInt { min: 1, max: u64::MAX >> 1 }, "files per directory (each directory goes to the next allocation group)");
         file_size_bytes: 0 => Key::new("file_size", Ty::Size { min: 0, max: 16 * MIB }, "data written into each file (0: empty files)");
-        nofs_fraction: 1.0 => Key::new("nofs_fraction", FRACTION, "share of inode allocations made with GFP_NOFS (XFS allocates them inside the transaction)");
+        nofs_fraction: 1.0 => Key::new("nofs_fraction", FRACTION, "share of creates whose metadata (dentry, inode) is allocated with GFP_NOFS (inside a transaction or a filesystem lock)");
         think_ns: 0 => Key::new("think", DURATION, "application time between two creates");
         rss_bytes: 16 * MIB => Key::new("rss", Ty::Size { min: 0, max: u64::MAX >> 1 }, "anonymous memory the process holds (what the OOM killer sees of it)");
     }
