@@ -58,6 +58,10 @@ def main(args: argparse.Namespace) -> int:
         print(f"{exp.NAME} {sit.key} {policy}: {'up to date' if got.reused else 'done'} "
               f"({got.path})", file=sys.stderr, flush=True)
 
-    done = reproduce(exp, situations, root, args.seed, trace=args.trace, on_run=progress)
+    own = getattr(exp, "reproduce", None)
+    if own is not None:
+        done = own(situations, root, args.seed, trace=args.trace, on_run=progress)
+    else:
+        done = reproduce(exp, situations, root, args.seed, trace=args.trace, on_run=progress)
     sys.stdout.write(done.report)
     return 1 if done.failed else 0

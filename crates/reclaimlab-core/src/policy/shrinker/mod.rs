@@ -10,7 +10,10 @@ mod legacy_rik;
 mod v61;
 
 use super::{Switch, Variant};
-use crate::machine::shrinker::ShrinkerDeferral;
+use crate::machine::gfp::{GFP_KERNEL, GFP_NOFS};
+use crate::machine::shrinker::{
+    Deferred, FixedCache, ShrinkControl, ShrinkOutcome, ShrinkerDeferral, ShrinkerParams,
+};
 
 pub use chinner::KswapdOnlyDeferral;
 pub use legacy::Legacy;
@@ -57,6 +60,35 @@ pub static SWITCH: Switch<dyn ShrinkerDeferral> = Switch {
         },
     ],
 };
+
+/// One `do_shrink_slab` call of `variant` on a filesystem-like cache of `freeable` objects
+/// ([`FixedCache`]) holding `nr_deferred` deferred work, by kswapd or another caller, with
+/// GFP_NOFS or GFP_KERNEL: what it planned, scanned and left deferred, and how many
+/// `scan_objects` calls it made. `None` for an unknown variant. This is the engine's own code
+/// path, for the reproduction's exact checks (mechanisms §A.4, §E.A.1-3).
+#[allow(clippy::too_many_arguments)]
+pub fn fixed_cache_call(
+    variant: &str,
+    freeable: u64,
+    nr_deferred: u64,
+    priority: i32,
+    batch: u64,
+    seeks: u64,
+    kswapd: bool,
+    nofs: bool,
+) -> Option<(ShrinkOutcome, u64)> {
+    let v = SWITCH.find(variant)?;
+    let policy = (v.make)();
+    let mut cache = FixedCache::new(freeable);
+    let mut d = Deferred {
+        nr_deferred,
+        small_scan: 0,
+    };
+    let gfp = if nofs { GFP_NOFS } else { GFP_KERNEL };
+    let mut sc = ShrinkControl::new(gfp, priority, kswapd);
+    let out = policy.do_shrink_slab(&mut cache, &mut d, ShrinkerParams { batch, seeks }, &mut sc);
+    Some((out, cache.scan_calls))
+}
 
 #[cfg(test)]
 mod tests;
