@@ -89,3 +89,15 @@ def test_policies_lists_the_new_switches():
     assert sw["shrinker"]["default"] == "v61"
     assert [v["name"] for v in sw["xfs_reclaim"]["variants"]] == ["X0", "X1", "X2", "X3"]
     assert sw["xfs_reclaim"]["default"] == "X3"
+
+
+def test_compare_shows_latency_percentiles(repro):
+    from reclaimlab.compare import Column, build
+
+    _, root, _, _ = repro
+    cols = [Column(p, [load_run(root / "simoops" / p)]) for p in ("legacy+X1", "chinner+X2")]
+    sections = dict(build(cols))
+    rows = {r.label: r for r in sections["Latency (HDR histograms, ns)"]}
+    want = load_run(root / "simoops" / "chinner+X2").summary["latency"]["allocation"]["p99_ns"]
+    assert rows["Latency allocation p99"].cells[1].value == want
+    assert "Latency unit p99.9" in rows
