@@ -309,6 +309,24 @@ def ensure_result(
     return Ensured(Path(out), result.summary, reused=False, wall_time_s=result.wall_time_s)
 
 
+def shrinker_call(
+    variant: str,
+    freeable: int,
+    nr_deferred: int,
+    priority: int,
+    batch: int,
+    seeks: int = 2,
+    kswapd: bool = False,
+    nofs: bool = False,
+) -> dict[str, Any]:
+    """One ``do_shrink_slab`` call of a ``[policy] shrinker`` variant, by the engine's own code,
+    on a filesystem-like cache of ``freeable`` objects holding ``nr_deferred`` deferred work
+    (GFP_NOFS callers get SHRINK_STOP): ``{"freeable", "delta", "nr", "planned", "scanned",
+    "freed", "new_nr", "calls", "stopped"}``. Raises ValueError for an unknown variant."""
+    return dict(_core.shrinker_call(variant, freeable, nr_deferred, priority, batch, seeks,
+                                    kswapd, nofs))
+
+
 def policies() -> dict[str, Any]:
     """The policy registry: every ``[policy]`` switch with its default and its variants.
 

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from reclaimlab import _core, cli
+from reclaimlab import api, cli
 from reclaimlab.experiments import shrinker_deferral as exp
 from reclaimlab.results import load_run
 
@@ -27,16 +27,16 @@ def repro(tmp_path_factory):
 
 def test_engine_gives_the_worked_examples():
     # The seed's 1,800,000 objects at priority 12, seeks 2: delta 878, not the seed's 800.
-    c = _core.shrinker_call("v61", 1_800_000, 0, 12, 1024, 2, False, False)
+    c = api.shrinker_call("v61", 1_800_000, 0, 12, 1024, 2, False, False)
     assert (c["delta"], c["planned"], c["scanned"], c["new_nr"]) == (878, 878, 0, 878)
-    c = _core.shrinker_call("legacy", 1_800_000, 1_000_000, 12, 1024)
+    c = api.shrinker_call("legacy", 1_800_000, 1_000_000, 12, 1024)
     assert (c["planned"], c["scanned"], c["calls"], c["new_nr"]) == (900_000, 899_072, 878, 101_806)
-    c = _core.shrinker_call("chinner", 1_800_000, 1_000_000, 12, 128, kswapd=True)
+    c = api.shrinker_call("chinner", 1_800_000, 1_000_000, 12, 128, kswapd=True)
     assert (c["scanned"], c["calls"], c["new_nr"]) == (84_096, 657, 915_904)
-    c = _core.shrinker_call("legacy", 1_800_000, 1_000_000, 12, 1024, nofs=True)
+    c = api.shrinker_call("legacy", 1_800_000, 1_000_000, 12, 1024, nofs=True)
     assert (c["scanned"], c["new_nr"], c["stopped"]) == (0, 1_000_878, True)
     with pytest.raises(ValueError):
-        _core.shrinker_call("nope", 1, 0, 12, 128)
+        api.shrinker_call("nope", 1, 0, 12, 128)
 
 
 def test_exact_and_windup_checks_pass(repro):
@@ -83,7 +83,7 @@ def test_simulation_checks_report_what_the_runs_measured(repro):
 
 
 def test_policies_lists_the_new_switches():
-    sw = {s["name"]: s for s in json.loads(_core.policies())["switches"]}
+    sw = {s["name"]: s for s in api.policies()["switches"]}
     assert [v["name"] for v in sw["shrinker"]["variants"]] == [
         "legacy", "legacy_minpressure", "legacy_rik", "chinner", "v61"]
     assert sw["shrinker"]["default"] == "v61"

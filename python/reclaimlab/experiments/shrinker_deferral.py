@@ -4,7 +4,7 @@ deferred shrinker work, scaled by reclaim priority; XFS inode reclaim does not b
 One check group per statement of mechanisms.md §E.A:
 
 - ``E.A.1``, ``E.A.2``: the exact arithmetic of ``do_shrink_slab``, computed by the engine's own
-  variants (``reclaimlab._core.shrinker_call``) on a cache of 1,800,000 freeable objects.
+  variants (``reclaimlab.api.shrinker_call``) on a cache of 1,800,000 freeable objects.
 - ``E.A.3``: a pure GFP_NOFS stream at priority 12 through the same code: legacy winds up
   without bound, 6.1 saturates at 2 x freeable, chinner winds up like legacy for non-kswapd
   callers and only kswapd drains it.
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import _core, api
+from .. import api
 from ..results import load_run, write_text_atomic
 from ..tables import markdown_table
 
@@ -123,7 +123,7 @@ class Check:
 
 def call(variant: str, nr: int, *, prio: int = PRIO, batch: int = SB_BATCH, kswapd: bool = False,
          nofs: bool = False, seeks: int = SEEKS) -> dict[str, Any]:
-    return dict(_core.shrinker_call(variant, FREEABLE, nr, prio, batch, seeks, kswapd, nofs))
+    return api.shrinker_call(variant, FREEABLE, nr, prio, batch, seeks, kswapd, nofs)
 
 
 def exact_checks() -> list[Check]:
