@@ -111,8 +111,15 @@ impl Machine {
                 gfp
             };
             let pfn = self.alloc_pages(gfp, 0, t)?;
-            self.mark_kernel_pages(pfn, 0);
-            self.slab.caches[id].pages.push(pfn);
+            let c = &self.slab.caches[id];
+            if c.objects < c.nr_slabs() * c.objs_per_slab {
+                // The allocation reclaimed, and the shrinkers freed objects of this very cache:
+                // there is room again, so the fresh page is not needed.
+                self.free_pages(pfn, 0);
+            } else {
+                self.mark_kernel_pages(pfn, 0);
+                self.slab.caches[id].pages.push(pfn);
+            }
         }
         let c = &mut self.slab.caches[id];
         c.objects += 1;
