@@ -161,11 +161,10 @@ pub trait ShrinkerDeferral: std::fmt::Debug {
 /// deferred work: `(freeable >> priority) * 4 / seeks`, or half the cache for a zero-seek
 /// shrinker (v4.20+). Exact integer arithmetic (seed 002's 1,800,000 at 12 gives 878).
 pub fn delta(freeable: u64, priority: i32, seeks: u64) -> u64 {
-    if seeks > 0 {
-        ((freeable >> priority) * 4) / seeks
-    } else {
-        freeable / 2
-    }
+    // seeks == 0 (no division) is the zero-seek rule.
+    ((freeable >> priority) * 4)
+        .checked_div(seeks)
+        .unwrap_or(freeable / 2)
 }
 
 /// What the batch loop did.
