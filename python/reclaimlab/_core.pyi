@@ -1,6 +1,7 @@
 # Type stubs for the Rust extension (crates/reclaimlab-py/src/lib.rs).
 from collections.abc import Callable
 from os import PathLike
+from typing import Any
 
 ENGINE_VERSION: str
 
@@ -29,6 +30,21 @@ def lru(
     format: str | None = None,
     compression: str | None = None,
 ) -> dict[str, object]: ...
+def shrinker_call(
+    variant: str,
+    freeable: int,
+    nr_deferred: int,
+    priority: int,
+    batch: int,
+    seeks: int = 2,
+    kswapd: bool = False,
+    nofs: bool = False,
+) -> dict[str, Any]:
+    """One do_shrink_slab call of a [policy] shrinker variant on a fixed cache of `freeable`
+    objects with `nr_deferred` deferred work: {"freeable", "delta", "nr", "planned", "scanned",
+    "freed", "new_nr", "calls", "stopped"}."""
+    ...
+
 def policies() -> str:
     """The policy registry as JSON text: {"switches": [{"name", "default", "spec", "summary",
     "preset": null | {"follows", "doc"}, "variants": [{"name", "kernel", "summary"}]}]}."""

@@ -131,6 +131,8 @@ class RunResult:
         self.summary_json: str = raw["summary_json"]
         self.counters: dict[str, int] = dict(raw.get("counters", ()))
         self.trace: str | None = raw.get("trace")
+        # Files only some runs have (``slabinfo``, ``shrinker_debugfs`` with slab shrinkers).
+        self.extra_files: dict[str, str] = dict(raw.get("extra_files", {}))
         self._columns: dict[str, list[int]] = dict(raw["timeseries"])
         self.wall_time_s = wall_time_s
         self.out: Path | None = None
@@ -195,6 +197,7 @@ class RunResult:
         }
         if self.trace is not None:
             texts["trace"] = self.trace
+        texts.update(self.extra_files)
         return texts
 
     def write(self, directory: str | os.PathLike) -> Path:
@@ -329,6 +332,24 @@ def ensure_result(
         if view is not None:
             path = st.link(view, key)
     return Ensured(Path(path), summary, reused=wall is None, wall_time_s=wall, key=key)
+
+
+def shrinker_call(
+    variant: str,
+    freeable: int,
+    nr_deferred: int,
+    priority: int,
+    batch: int,
+    seeks: int = 2,
+    kswapd: bool = False,
+    nofs: bool = False,
+) -> dict[str, Any]:
+    """One ``do_shrink_slab`` call of a ``[policy] shrinker`` variant, by the engine's own code,
+    on a filesystem-like cache of ``freeable`` objects holding ``nr_deferred`` deferred work
+    (GFP_NOFS callers get SHRINK_STOP): ``{"freeable", "delta", "nr", "planned", "scanned",
+    "freed", "new_nr", "calls", "stopped"}``. Raises ValueError for an unknown variant."""
+    return dict(_core.shrinker_call(variant, freeable, nr_deferred, priority, batch, seeks,
+                                    kswapd, nofs))
 
 
 def policies() -> dict[str, Any]:

@@ -170,6 +170,21 @@ SECTIONS = [
 ]
 
 VMSTAT_TITLE = "proc vmstat: every counter non-zero in some run"
+LATENCY_TITLE = "Latency (HDR histograms, ns)"
+LATENCY_PREFIX = "Latency "
+_PERCENTILES = (("p50", "p50_ns"), ("p95", "p95_ns"), ("p99", "p99_ns"), ("p99.9", "p99.9_ns"),
+                ("max", "max_ns"))
+
+
+def latency_metrics(run: Run) -> dict[str, Value]:
+    """``Latency <kind> <percentile>`` rows from summary.json's ``latency`` object."""
+    out: dict[str, Value] = {}
+    for kind, h in (run.summary.get("latency") or {}).items():
+        if not isinstance(h, dict) or not h.get("count"):
+            continue
+        for label, key in _PERCENTILES:
+            out[f"{LATENCY_PREFIX}{kind} {label}"] = h.get(key)
+    return out
 
 
 def unit(label: str) -> str:
@@ -228,7 +243,8 @@ class Column:
     samples: dict[str, list[Value]] = field(default_factory=dict)
 
     def __post_init__(self):
-        per_run = [metrics(r) | {"vmstat " + n: v for n, v in r.vmstat.items()} for r in self.runs]
+        per_run = [metrics(r) | latency_metrics(r) | {"vmstat " + n: v for n, v in r.vmstat.items()}
+                   for r in self.runs]
         names = dict.fromkeys(k for m in per_run for k in m)
         self.samples = {k: [m.get(k) for m in per_run] for k in names}
 
@@ -266,6 +282,10 @@ def build(columns: list[Column]) -> list[tuple[str, list[Row]]]:
         return Row(label, unit(label), cells)
 
     out = [(s.title, [row(r, r) for r in s.rows]) for s in SECTIONS]
+    # Latency percentiles of runs with filesystem workloads (summary.json `latency`).
+    lat = list(dict.fromkeys(k for c in columns for k in c.samples if k.startswith(LATENCY_PREFIX)))
+    if lat:
+        out.append((LATENCY_TITLE, [row(k, k) for k in lat]))
     names: dict[str, None] = {}
     for c in columns:
         for r in c.runs:

@@ -1,6 +1,7 @@
 """Result directories: writing, reading, freshness and listing, all in one place.
 
-A result directory holds exactly :data:`RESULT_FILES`, plus ``trace`` when the run recorded one.
+A result directory holds exactly :data:`RESULT_FILES`, plus ``trace`` when the run recorded one,
+and :data:`SLAB_FILES` when the machine had slab shrinkers.
 
 *Writing* is all-or-nothing: the directory is assembled in a hidden temporary directory beside
 the target and renamed into place only once every file is written, so an interrupted run never
@@ -40,6 +41,10 @@ from ._core import ENGINE_VERSION
 RESULT_FILES = (
     "vmstat", "zoneinfo", "buddyinfo", "summary.json", "timeseries.parquet", "timeseries.csv",
 )
+
+#: The files a run whose machine has slab shrinkers (a ``[fs]`` table) adds: a
+#: ``/proc/slabinfo``-style table and 6.1's shrinker debugfs counts.
+SLAB_FILES = ("slabinfo", "shrinker_debugfs")
 
 #: The optional file a run recorded with ``trace=...`` adds.
 TRACE_FILE = "trace"

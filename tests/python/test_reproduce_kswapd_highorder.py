@@ -4,6 +4,8 @@ verdicts), plus resumption, determinism, and the checks' ability to fail."""
 
 from __future__ import annotations
 
+import json
+
 from pathlib import Path
 
 import pytest
@@ -12,14 +14,15 @@ from browser import render, screenshot
 
 from reclaimlab import cli
 from reclaimlab.results import load_run
+from reclaimlab.experiments import EXPERIMENTS
 from reclaimlab.experiments import kswapd_highorder as exp
 
 
 @pytest.fixture(scope="module")
 def repro(tmp_path_factory):
-    # `all` runs every experiment there is (this one, so far) and writes OUT/report.html.
+    # One experiment: its runs in OUT/.store, its HTML report in OUT/kswapd-highorder/.
     out = tmp_path_factory.mktemp("repro")
-    rc = cli.main(["reproduce", "all", "--out", str(out)])
+    rc = cli.main(["reproduce", "kswapd-highorder", "--out", str(out)])
     root = out / "kswapd-highorder"
     runs = {
         (s.key, policy): load_run(root / s.key / policy)
@@ -142,9 +145,9 @@ def test_unknown_situation_is_a_clear_error(tmp_path, capsys):
     assert "no situation z" in err and "a, b, c" in err
 
 
-def test_all_writes_one_html_report_that_renders_in_chromium(repro, tmp_path):
+def test_the_html_report_renders_in_chromium(repro, tmp_path):
     rc, out, root, runs = repro
-    html = out / "report.html"
+    html = root / "report.html"
     text = html.read_text()
     for s in exp.SITUATIONS:
         assert s.title.replace("'", "&#x27;") in text
@@ -160,9 +163,9 @@ def test_all_writes_one_html_report_that_renders_in_chromium(repro, tmp_path):
     assert page.errors == [], page.errors
     assert page.charts_rendered == str(n)
     assert len(page.drawn) == n
-    screenshot(html, tmp_path / "reproduce-all.png")
-    assert len(list((out / "report-figures").glob("*.svg"))) == n
-    assert len(list((out / "report-figures").glob("*.png"))) == n
+    screenshot(html, tmp_path / "reproduce.png")
+    assert len(list((root / "report-figures").glob("*.svg"))) == n
+    assert len(list((root / "report-figures").glob("*.png"))) == n
 
 
 def test_runs_are_store_entries_behind_readable_links(repro):
@@ -171,13 +174,36 @@ def test_runs_are_store_entries_behind_readable_links(repro):
     assert link.is_symlink() and not Path(link.readlink()).is_absolute()
     entry = link.resolve()
     assert entry.parent.parent.name == "runs" and entry.parent.parent.parent == (out / ".store").resolve()
-    assert len(list((out / ".store" / "runs").glob("*/[!.]*"))) == 8
+    entries = {(root / s.key / policy).resolve() for s in exp.SITUATIONS for _, policy in s.policies}
+    assert len(entries) == 8
+    assert all(e.parent.parent == (out / ".store" / "runs").resolve() for e in entries)
 
 
 def test_report_command_remakes_the_reproduction_report(repro, tmp_path):
-    _, out, _, _ = repro
+    _, _, root, _ = repro
     html = tmp_path / "again.html"
-    assert cli.main(["report", str(out), "-o", str(html), "--no-figures"]) == 0
-    want = (out / "report.html").read_text().count('class="chart"')
+    assert cli.main(["report", str(root), "-o", str(html), "--no-figures"]) == 0
+    want = (root / "report.html").read_text().count('class="chart"')
     assert html.read_text().count('class="chart"') == want > 0
     assert not (tmp_path / "again-figures").exists()
+
+
+# Last: it adds the other experiments' runs to the shared store.
+def test_all_runs_every_experiment_into_one_store_and_one_report(repro):
+    rc, out, root, runs = repro
+    before = {p.name for p in (out / ".store" / "runs").glob("*/[!.]*")}
+    rc_all = cli.main(["reproduce", "all", "--out", str(out), "--no-figures"])
+    # The exit status is the verdict of every experiment's checks together.
+    failed = sum(
+        not c["passed"]
+        for name in EXPERIMENTS
+        for s in json.loads((out / name / "reproduce.json").read_text())["situations"]
+        for c in s["checks"]
+    )
+    assert rc_all == (1 if failed else 0)
+    after = {p.name for p in (out / ".store" / "runs").glob("*/[!.]*")}
+    # This experiment's eight runs were reused from the store, the others added beside them.
+    assert before <= after and len(after) > len(before)
+    text = (out / "report.html").read_text()
+    for exp_module in EXPERIMENTS.values():
+        assert exp_module.TITLE.replace("'", "&#x27;") in text

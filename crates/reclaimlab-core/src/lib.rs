@@ -21,6 +21,7 @@ pub mod machine;
 pub mod observe;
 pub mod policy;
 pub mod run;
+pub mod run_fs;
 pub mod scenario;
 pub mod trace;
 pub mod world;

@@ -11,6 +11,8 @@ use crate::actors::kswapd::{Kswapd, KSWAPD_PID};
 use crate::actors::oom_reaper::OomReaper;
 use crate::actors::workload::trace::TraceReplay;
 use crate::actors::workload::{Origin, Thread};
+use crate::actors::xfs_reclaim_worker::XfsReclaimWorker;
+use crate::actors::xfsaild::Xfsaild;
 use crate::engine::ActorId;
 use crate::machine::blkdev::DeviceParams;
 use crate::machine::layout::{self, ZoneLayout};
@@ -21,6 +23,7 @@ use crate::observe::render;
 use crate::observe::timeseries::{Sampler, Timeseries};
 use crate::policy;
 use crate::scenario::Scenario;
+use crate::world::Actor;
 use crate::world::{Failure, Stop, World};
 
 /// Workload threads get pids from here on, in thread order (kswapd0 is 70).
@@ -66,6 +69,9 @@ pub struct RunOutput {
     pub events: u64,
     /// The `trace` file (ftrace text), when `RunOptions::trace` asked for one.
     pub trace: Option<String>,
+    /// More files of the result directory, by name: `slabinfo` and `shrinker_debugfs` when the
+    /// machine has slab shrinkers (none otherwise).
+    pub extra_files: Vec<(String, String)>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -188,6 +194,10 @@ pub fn host_params(scn: &Scenario, seed: u64, trace: bool) -> Result<MachinePara
             balance: policy::kswapd_balance::SWITCH.make(choices.get("kswapd_balance")),
             wmark_check: policy::watermark_check::SWITCH.make(choices.get("watermark_check")),
             boost: policy::watermark_boost::SWITCH.make(choices.get("watermark_boost")),
+            shrinker: policy::shrinker::SWITCH
+                .make(choices.get("shrinker"))
+                .into(),
+            xfs_reclaim: policy::xfs_reclaim::SWITCH.make(choices.get("xfs_reclaim")),
         },
         seed,
         trace,
@@ -214,6 +224,7 @@ pub struct Run<'a> {
     seed: u64,
     world: World,
     threads: Vec<ActorId>,
+    fs_threads: Vec<ActorId>,
     kswapd: ActorId,
     sampler: ActorId,
     end_ns: u64,
@@ -242,8 +253,13 @@ impl<'a> Run<'a> {
         let seed = opts.seed.unwrap_or(scn.sim.seed);
         let cpus = scn.host.cpus.max(1);
 
+        if let Some(fs) = &scn.fs {
+            machine.mount_fs(fs.clone(), scn.sysctl.vfs_cache_pressure);
+        }
         // Workload threads, in scenario order: each workload is a process of the machine.
         let mut threads: Vec<Thread> = Vec::new();
+        // The filesystem workloads' threads (their own actor types), after the others.
+        let mut fs_threads: Vec<(u64, TaskId, Box<dyn Actor>)> = Vec::new();
         let mut trace_anon_pages = 0u64;
         for w in &scn.workloads {
             let task = machine.add_task(&w.name, w.oom_score_adj);
@@ -290,6 +306,14 @@ impl<'a> Run<'a> {
             if let Some(spec) = &w.highorder {
                 threads.push(Thread::highorder(&origin(threads.len()), spec));
             }
+            crate::run_fs::build_fs_threads(
+                w,
+                &mut machine,
+                &origin,
+                threads.len(),
+                &mut fs_threads,
+            )
+            .map_err(SimError::Config)?;
         }
         for t in &threads {
             machine.mmget(t.task);
@@ -332,6 +356,14 @@ impl<'a> Run<'a> {
         for (&id, &(start, _)) in thread_ids.iter().zip(&starts) {
             world.start(id, start);
         }
+        let mut fs_ids = Vec::new();
+        let mut fs_tasks = Vec::new();
+        for (start, who, a) in fs_threads {
+            let id = world.add_actor(a);
+            world.start(id, start);
+            fs_ids.push(id);
+            fs_tasks.push((id, who));
+        }
         let sampler_id = world.add_observer(Box::new(sampler));
         world.start(sampler_id, 0);
         let kswapd = world.add_actor(Box::new(Kswapd::new(
@@ -348,6 +380,12 @@ impl<'a> Run<'a> {
         world.start(flusher, FLUSHER_PERIOD_NS);
         world.add_actor(Box::new(OomReaper::new(scn.oom.reaper_delay_ns)));
         world.add_actor(Box::new(Kcompactd));
+        if let Some(fs) = &scn.fs {
+            let aild = world.add_actor(Box::new(Xfsaild::default()));
+            world.start(aild, 0);
+            let worker = world.add_actor(Box::new(XfsReclaimWorker));
+            world.start(worker, XfsReclaimWorker::period_ns(fs.xfssyncd_centisecs));
+        }
 
         if let Some(format) = opts.trace {
             let kswapd0 = TaskId::new("kswapd0", KSWAPD_PID, 0);
@@ -355,6 +393,9 @@ impl<'a> Run<'a> {
             sink.set_task(kswapd, kswapd0);
             for (&id, (_, who)) in thread_ids.iter().zip(&starts) {
                 sink.set_task(id, who.clone());
+            }
+            for (id, who) in &fs_tasks {
+                sink.set_task(*id, who.clone());
             }
             world.set_trace_sink(Box::new(sink));
         }
@@ -369,6 +410,7 @@ impl<'a> Run<'a> {
             seed,
             world,
             threads: thread_ids,
+            fs_threads: fs_ids,
             kswapd,
             sampler: sampler_id,
             end_ns,
@@ -487,6 +529,15 @@ impl<'a> Run<'a> {
         if sampler.last_time() != Some(now) {
             sampler.sample(now, &self.world);
         }
+        let fs_summary = crate::run_fs::fs_summary(&self.world, &self.fs_threads, now);
+        let fs_stall = crate::run_fs::fs_threads_stall_ns(&self.world, &self.fs_threads);
+        let mut extra_files = Vec::new();
+        if !self.world.machines[0].shrinkers.is_empty() {
+            let m = &mut self.world.machines[0];
+            extra_files.push(("slabinfo".to_string(), crate::run_fs::slabinfo_text(m)));
+            let debugfs = crate::run_fs::shrinker_debugfs_text(m);
+            extra_files.push(("shrinker_debugfs".to_string(), debugfs));
+        }
         let node = &self.world.machines[0];
         let counters: Vec<(String, u64)> =
             node.vm.named().map(|(n, v)| (n.to_string(), v)).collect();
@@ -513,6 +564,8 @@ impl<'a> Run<'a> {
             end_ns: now,
             events: self.events,
             stop_reason: &self.stop_reason,
+            extra: fs_summary,
+            extra_stall_ns: fs_stall,
         });
         let trace = self
             .world
@@ -529,6 +582,7 @@ impl<'a> Run<'a> {
             wall_ns: self.wall_ns,
             events: self.events,
             trace,
+            extra_files,
         }
     }
 }

@@ -159,6 +159,9 @@ fn one_workload(name: &str, anon: Option<AnonSpec>, file: Option<FileSpec>) -> W
         file,
         trace: None,
         highorder: None,
+        fsmark: None,
+        simoops: None,
+        drop_caches: None,
     }
 }
 

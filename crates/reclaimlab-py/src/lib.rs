@@ -338,6 +338,11 @@ fn run<'py>(
     }
     d.set_item("counters", counters)?;
     d.set_item("trace", out.trace)?;
+    let extra = PyDict::new_bound(py);
+    for (name, text) in out.extra_files {
+        extra.set_item(name, text)?;
+    }
+    d.set_item("extra_files", extra)?;
     Ok(d)
 }
 
@@ -439,6 +444,55 @@ fn lru<'py>(
 ///
 /// JSON text rather than Python objects so that the shape is decided here, once, and the
 /// Python side (`reclaimlab.policies()`, `reclaimlab policies --format json`) passes it on.
+/// One `do_shrink_slab` call of a `[policy] shrinker` variant on a fixed cache (the engine's
+/// own code; see `reclaimlab_core::policy::shrinker::fixed_cache_call`): a dict with
+/// `freeable`, `delta`, `nr`, `planned`, `scanned`, `freed`, `new_nr`, `calls`, `stopped`.
+#[pyfunction]
+#[pyo3(signature = (variant, freeable, nr_deferred, priority, batch, seeks=2, kswapd=false, nofs=false))]
+#[allow(clippy::too_many_arguments)]
+fn shrinker_call<'py>(
+    py: Python<'py>,
+    variant: &str,
+    freeable: u64,
+    nr_deferred: u64,
+    priority: i32,
+    batch: u64,
+    seeks: u64,
+    kswapd: bool,
+    nofs: bool,
+) -> PyResult<Bound<'py, PyDict>> {
+    if !(0..=12).contains(&priority) {
+        return Err(pyo3::exceptions::PyValueError::new_err(
+            "priority must be 0..=12",
+        ));
+    }
+    let Some((o, calls)) = policy::shrinker::fixed_cache_call(
+        variant,
+        freeable,
+        nr_deferred,
+        priority,
+        batch,
+        seeks,
+        kswapd,
+        nofs,
+    ) else {
+        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "no shrinker variant {variant:?}"
+        )));
+    };
+    let d = PyDict::new_bound(py);
+    d.set_item("freeable", o.freeable)?;
+    d.set_item("delta", o.delta)?;
+    d.set_item("nr", o.nr)?;
+    d.set_item("planned", o.planned)?;
+    d.set_item("scanned", o.scanned)?;
+    d.set_item("freed", o.freed)?;
+    d.set_item("new_nr", o.new_nr)?;
+    d.set_item("calls", calls)?;
+    d.set_item("stopped", o.stopped)?;
+    Ok(d)
+}
+
 #[pyfunction]
 fn policies() -> String {
     let switches: Vec<serde_json::Value> = policy::switches()
@@ -479,5 +533,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(lru, m)?)?;
     m.add_function(wrap_pyfunction!(policies, m)?)?;
+    m.add_function(wrap_pyfunction!(shrinker_call, m)?)?;
     Ok(())
 }

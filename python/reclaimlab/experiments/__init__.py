@@ -2,11 +2,13 @@
 
 An experiment module has ``NAME``, ``TITLE``, ``SITUATIONS`` (see
 :class:`.kswapd_highorder.Situation`) and ``our_row``; :func:`.runner.reproduce` runs it and
-writes its report, which is what ``reclaimlab reproduce NAME`` does.
+writes its report, which is what ``reclaimlab reproduce NAME`` does. A module that has its
+own ``reproduce(situations, root, seed, trace=, on_run=)`` (checks computed from the engine's
+functions as well as from runs) is run by it instead.
 """
 
 from __future__ import annotations
 
-from . import kswapd_highorder
+from . import kswapd_highorder, shrinker_deferral
 
-EXPERIMENTS = {m.NAME: m for m in (kswapd_highorder,)}
+EXPERIMENTS = {m.NAME: m for m in (kswapd_highorder, shrinker_deferral)}

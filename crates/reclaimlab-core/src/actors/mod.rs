@@ -8,3 +8,5 @@ pub mod kcompactd;
 pub mod kswapd;
 pub mod oom_reaper;
 pub mod workload;
+pub mod xfs_reclaim_worker;
+pub mod xfsaild;

@@ -111,6 +111,18 @@ pub struct Region {
     pub swap_ra: super::swap_state::SwapRaInfo,
 }
 
+/// What [`Machine::zap_anon_pte`] dropped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Zapped {
+    /// Nothing was there.
+    None,
+    /// A swap entry (its slot is freed).
+    Swap,
+    /// A page: mapped (else an unmapped swap-cache page standing for a swap entry), and
+    /// freed now (else under writeback).
+    Page { mapped: bool, freed: bool },
+}
+
 /// The memory-management view of one process (`mm_struct` counters used by the OOM killer).
 #[derive(Debug, Clone, Default)]
 pub struct TaskMm {
@@ -372,39 +384,55 @@ impl Machine {
         let Region { base, pages, .. } = self.regions[r];
         let task = self.regions[r].task;
         for vp in base..base + pages {
-            let pte = self.pte[vp as usize];
-            // Dropping the entry drops its shadow too.
-            self.pte[vp as usize] = PTE_NONE;
-            if !pte_present(pte) {
-                if pte_is_swap(pte) {
-                    self.swap.free(vp);
-                }
-                continue;
-            }
-            let pfn = pte_pfn(pte);
-            let f = self.frames.page_flags(pfn);
-            if pte & PTE_MAPPED != 0 {
-                self.stat.nr_anon_pages -= 1;
-            }
-            self.frames.set_owner(pfn, NIL);
-            if f & pg::WRITEBACK != 0 {
-                if f & pg::SWAPCACHE != 0 {
-                    self.swap.forget(vp);
-                }
-                continue;
-            }
-            if f & pg::LRU != 0 {
-                self.lru_del(pfn);
-            }
-            if f & pg::SWAPCACHE != 0 {
-                self.swap.free(vp);
-                self.stat.nr_swapcached -= 1;
-            }
-            self.frames.set_flags(pfn, 0);
-            self.free_frame(pfn);
+            self.zap_anon_pte(vp);
         }
         let tm = &mut self.tasks[task];
         tm.rss_anon = 0;
         tm.swapents = 0;
+    }
+
+    /// Drop anonymous vpage `vp`'s entry (`zap_pte_range` for one entry): its swap slot, or its
+    /// page, which is freed unless it is under writeback (then it loses its owner and reclaim
+    /// frees it once the I/O is done). Says what the entry was, for the owner's counters.
+    pub(super) fn zap_anon_pte(&mut self, vp: u32) -> Zapped {
+        let pte = self.pte[vp as usize];
+        // Dropping the entry drops its shadow too.
+        self.pte[vp as usize] = PTE_NONE;
+        if !pte_present(pte) {
+            if pte_is_swap(pte) {
+                self.swap.free(vp);
+                return Zapped::Swap;
+            }
+            return Zapped::None;
+        }
+        let pfn = pte_pfn(pte);
+        let f = self.frames.page_flags(pfn);
+        let mapped = pte & PTE_MAPPED != 0;
+        if mapped {
+            self.stat.nr_anon_pages -= 1;
+        }
+        self.frames.set_owner(pfn, NIL);
+        if f & pg::WRITEBACK != 0 {
+            if f & pg::SWAPCACHE != 0 {
+                self.swap.forget(vp);
+            }
+            return Zapped::Page {
+                mapped,
+                freed: false,
+            };
+        }
+        if f & pg::LRU != 0 {
+            self.lru_del(pfn);
+        }
+        if f & pg::SWAPCACHE != 0 {
+            self.swap.free(vp);
+            self.stat.nr_swapcached -= 1;
+        }
+        self.frames.set_flags(pfn, 0);
+        self.free_frame(pfn);
+        Zapped::Page {
+            mapped,
+            freed: true,
+        }
     }
 }

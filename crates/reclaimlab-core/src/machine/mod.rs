@@ -15,16 +15,20 @@ pub mod compaction;
 pub mod cost;
 pub mod filemap;
 pub mod frames;
+pub mod fs;
 pub mod gfp;
 pub mod layout;
 pub mod lru;
+pub mod madvise;
 pub mod memory;
 pub mod oom_kill;
 pub mod page_alloc;
 pub mod page_writeback;
 pub mod policy;
 pub mod rmap;
+pub mod shrinker;
 pub mod signal;
+pub mod slab;
 pub mod swap;
 pub mod swap_state;
 pub mod swapfile;
@@ -134,6 +138,10 @@ pub struct MachinePolicies {
     pub balance: Box<dyn PgdatBalanced>,
     pub wmark_check: Box<dyn WatermarkCheck>,
     pub boost: Box<dyn WatermarkBoost>,
+    /// `do_shrink_slab` (shared so `shrink_slab` can hold it while the shrinkers run).
+    pub shrinker: std::rc::Rc<dyn shrinker::ShrinkerDeferral>,
+    /// XFS inode reclaim walk (consulted only when a filesystem is mounted).
+    pub xfs_reclaim: Box<dyn fs::xfs::xfs_icache::XfsReclaimWalk>,
 }
 
 /// Everything a machine is built from.
@@ -219,6 +227,19 @@ pub struct Machine {
     pub outbox: Outbox,
     /// Reclaim events, when the run records them.
     pub tracepoints: Tracepoints,
+    /// Registered slab shrinkers, in registration order (none: `shrink_slab` does nothing).
+    pub shrinkers: shrinker::Shrinkers,
+    /// `current->reclaim_state->reclaimed_slab`: pages freed by shrinkers since reclaim last
+    /// collected them.
+    pub reclaimed_slab: u64,
+    /// Time the shrinkers of the running `shrink_slab` took (CPU, and asleep waiting for I/O
+    /// or locks), collected by the caller.
+    pub shrink_cost_ns: u64,
+    pub shrink_sleep_ns: u64,
+    /// Slab caches (kernel objects in pages taken from the buddy allocator).
+    pub slab: slab::Slab,
+    /// The mounted filesystem, if the scenario has one.
+    pub fs: Option<Box<fs::Filesystem>>,
 }
 
 impl Machine {
@@ -359,6 +380,12 @@ impl Machine {
             }),
             outbox: Outbox::default(),
             tracepoints: Tracepoints::new(p.trace),
+            shrinkers: Default::default(),
+            reclaimed_slab: 0,
+            shrink_cost_ns: 0,
+            shrink_sleep_ns: 0,
+            slab: Default::default(),
+            fs: None,
         };
         m.boot_kernel_pages(kernel_used)?;
         Ok(m)

@@ -21,6 +21,29 @@ pub struct ShrinkInactive {
     pub nr_unmap_fail: u64,
 }
 
+/// How a shrinker variant's trace events read: 6.1's (and legacy's) `mm_shrink_slab_start`
+/// and `_end`, or the seed 002 patch's own format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TraceStyle {
+    V61,
+    Chinner,
+}
+
+/// The figures one `do_shrink_slab` call's trace events print.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ShrinkSlabTrace {
+    /// Deferred work taken (`nr`; chinner's `deferred_count`).
+    pub nr: u64,
+    pub freeable: u64,
+    pub delta: u64,
+    /// Planned scan (`total_scan` / `scan_count`) as the start event prints it.
+    pub total_scan: u64,
+    /// Planned work left when the scan loop ended.
+    pub remaining: u64,
+    pub freed: u64,
+    pub new_nr: u64,
+}
+
 /// One reclaim event.
 #[derive(Debug, Clone)]
 pub enum Tracepoint {
@@ -78,6 +101,23 @@ pub enum Tracepoint {
         usec_timeout: u64,
         usec_delayed: u64,
         reason: ThrottleReason,
+    },
+    /// `mm_shrink_slab_start`: one `do_shrink_slab` call's plan (`id` is the registered
+    /// shrinker's number, standing in for its pointer).
+    ShrinkSlabStart {
+        symbol: &'static str,
+        id: usize,
+        gfp: Gfp,
+        priority: i32,
+        out: ShrinkSlabTrace,
+        style: TraceStyle,
+    },
+    /// `mm_shrink_slab_end`: what the call did and the backlog it left.
+    ShrinkSlabEnd {
+        symbol: &'static str,
+        id: usize,
+        out: ShrinkSlabTrace,
+        style: TraceStyle,
     },
 }
 

@@ -9,7 +9,7 @@ use std::fmt::Write;
 
 use crate::engine::ActorId;
 use crate::machine::gfp::show_gfp_flags;
-use crate::machine::tracepoint::Tracepoint;
+use crate::machine::tracepoint::{TraceStyle, Tracepoint};
 use crate::world::{MachineId, TraceSink};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,6 +31,12 @@ impl TraceFormat {
             _ => None,
         }
     }
+}
+
+/// `%p` of a registered shrinker: a stable function of its registration number stands in for
+/// the hashed pointer.
+fn shrinker_ptr(id: usize) -> u64 {
+    ((id as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 24) & 0xffff_ffff
 }
 
 /// Who an event is emitted by (`current`): comm, pid and CPU.
@@ -133,6 +139,8 @@ impl Tracer {
             Tracepoint::LruShrinkInactive { .. } => "mm_vmscan_lru_shrink_inactive",
             Tracepoint::LruShrinkActive { .. } => "mm_vmscan_lru_shrink_active",
             Tracepoint::Throttled { .. } => "mm_vmscan_throttled",
+            Tracepoint::ShrinkSlabStart { .. } => "mm_shrink_slab_start",
+            Tracepoint::ShrinkSlabEnd { .. } => "mm_shrink_slab_end",
         };
         self.start(who, ts, name);
         let b = &mut self.body;
@@ -244,6 +252,52 @@ impl Tracer {
                 "nid={nid} usec_timeout={usec_timeout} usect_delayed={usec_delayed} reason={}",
                 reason.name()
             ),
+            Tracepoint::ShrinkSlabStart {
+                symbol,
+                id,
+                gfp,
+                priority,
+                ref out,
+                style,
+            } => {
+                let g = show_gfp_flags(gfp);
+                let ptr = shrinker_ptr(id);
+                match style {
+                    TraceStyle::V61 => writeln!(
+                        b,
+                        "{symbol} {ptr:016x}: nid: 0 objects to shrink {} gfp_flags {g} cache items {} delta {} total_scan {} priority {priority}",
+                        out.nr, out.freeable, out.delta, out.total_scan
+                    ),
+                    TraceStyle::Chinner => writeln!(
+                        b,
+                        "{symbol} {ptr:016x}: nid: 0 objects to scan {} freeable items {} deferred count {} priority {priority} gfp_flags {g}",
+                        out.total_scan, out.freeable, out.nr
+                    ),
+                }
+            }
+            Tracepoint::ShrinkSlabEnd {
+                symbol,
+                id,
+                ref out,
+                style,
+            } => {
+                let ptr = shrinker_ptr(id);
+                match style {
+                    TraceStyle::V61 => writeln!(
+                        b,
+                        "{symbol} {ptr:016x}: nid: 0 unused scan count {} new scan count {} total_scan {} last shrinker return val {}",
+                        out.nr, out.new_nr, out.remaining, out.freed
+                    ),
+                    // The seed patch passes the old count where it prints "new deferred
+                    // count" and the new one where it prints "old" (mechanisms §A.2 (d)); we
+                    // print what it printed.
+                    TraceStyle::Chinner => writeln!(
+                        b,
+                        "{symbol} {ptr:016x}: nid: 0 freed objects {} unused scan count {} new deferred count {} old deferred count {}",
+                        out.freed, out.remaining, out.nr, out.new_nr
+                    ),
+                }
+            }
         };
     }
 

@@ -319,6 +319,6 @@ impl Checker {
             }
         }
         self.prev_events = node.vm.c;
-        Ok(())
+        super::slab_invariants::check(node)
     }
 }

@@ -4,5 +4,6 @@ pub mod ftrace;
 pub mod invariants;
 pub mod procfs;
 pub mod render;
+pub mod slab_invariants;
 pub mod summary;
 pub mod timeseries;

@@ -25,6 +25,11 @@ pub struct SummaryInput<'a> {
     pub end_ns: u64,
     pub events: u64,
     pub stop_reason: &'a str,
+    /// More top-level objects (the shrinkers, slab caches, filesystem and its workloads'
+    /// latencies), placed before `scenario`; `None` leaves the summary as it was.
+    pub extra: Option<Value>,
+    /// Direct-reclaim stall of threads that are not in `threads` (filesystem workloads).
+    pub extra_stall_ns: u64,
 }
 
 fn ms(ns: u64) -> f64 {
@@ -38,7 +43,7 @@ pub fn headline(inp: &SummaryInput) -> Value {
     let allocstall: u64 = (0..MAX_NR_ZONES)
         .map(|z| vm.get(VmEvent::allocstall(z)))
         .sum();
-    let stall: u64 = inp.threads.iter().map(|t| t.stall_ns).sum();
+    let stall: u64 = inp.threads.iter().map(|t| t.stall_ns).sum::<u64>() + inp.extra_stall_ns;
     json!({
         "pgscan_kswapd": vm.get(VmEvent::PgscanKswapd),
         "pgscan_direct": vm.get(VmEvent::PgscanDirect),
@@ -119,7 +124,7 @@ pub fn build(inp: &SummaryInput) -> String {
             })
         })
         .collect();
-    let v = json!({
+    let mut v = json!({
         "name": inp.name,
         "seed": inp.seed,
         "engine_version": crate::ENGINE_VERSION,
@@ -137,8 +142,13 @@ pub fn build(inp: &SummaryInput) -> String {
             "runq_wait_ms": ms(c.runq_wait_ns),
         })).collect::<Vec<_>>(),
         "cpu_contention": inp.cpus.shared,
-        "scenario": inp.scenario_toml,
     });
+    if let Some(Value::Object(extra)) = &inp.extra {
+        for (k, x) in extra {
+            v[k.as_str()] = x.clone();
+        }
+    }
+    v["scenario"] = Value::String(inp.scenario_toml.to_string());
     let mut s = serde_json::to_string_pretty(&v).expect("summary serializes");
     s.push('\n');
     s

@@ -12,9 +12,11 @@
 pub mod kcompactd;
 pub mod kswapd_balance;
 pub mod kswapd_loop;
+pub mod shrinker;
 pub mod watermark_boost;
 pub mod watermark_check;
 pub mod watermarks;
+pub mod xfs_reclaim;
 
 /// One variant of a switch: its scenario name, the kernel it models, what it does, and how
 /// to make it.
@@ -120,7 +122,7 @@ impl<T: ?Sized + 'static> SwitchInfo for Switch<T> {
 
 /// Every switch, in the order the scenario's `[policy]` table and `reclaimlab policies` list
 /// them. A switch whose default is a preset comes after the switch it follows.
-pub fn switches() -> [&'static dyn SwitchInfo; 6] {
+pub fn switches() -> [&'static dyn SwitchInfo; 8] {
     [
         &kswapd_balance::SWITCH,
         &watermarks::SWITCH,
@@ -128,6 +130,8 @@ pub fn switches() -> [&'static dyn SwitchInfo; 6] {
         &watermark_boost::SWITCH,
         &kcompactd::SWITCH,
         &kswapd_loop::SWITCH,
+        &shrinker::SWITCH,
+        &xfs_reclaim::SWITCH,
     ]
 }
 
@@ -213,7 +217,13 @@ mod tests {
     fn presets_follow_kswapd_balance_and_explicit_choices_win() {
         let c = Choices::default();
         for s in switches() {
-            assert_eq!(c.get(s.name()), "v6.1", "{}", s.name());
+            // The shrinker switches use the spec's switch table names for 6.1 (mechanisms §G).
+            let want = match s.name() {
+                "shrinker" => "v61",
+                "xfs_reclaim" => "X3",
+                _ => "v6.1",
+            };
+            assert_eq!(c.get(s.name()), want, "{}", s.name());
         }
         let old = Choices::resolve(&[("kswapd_balance", "v3.0")]);
         assert_eq!(old.get("watermarks"), "v2.6.36");

@@ -42,6 +42,8 @@ pub struct Scenario {
     pub cost: CostModel,
     pub oom: OomConfig,
     pub policy: PolicyConfig,
+    /// A mounted XFS filesystem (`[fs]`), for the fsmark and simoops workloads.
+    pub fs: Option<FsConfig>,
     pub workloads: Vec<Workload>,
 }
 
@@ -115,6 +117,9 @@ pub struct Sysctl {
     pub swappiness: u64,
     /// `vm.page-cluster`: swap readahead reads up to 2^page_cluster pages (capped at 2^5).
     pub page_cluster: u64,
+    /// `vm.vfs_cache_pressure`: percent weight of the dentry and inode caches in the
+    /// superblock shrinker's count.
+    pub vfs_cache_pressure: u64,
 }
 
 /// The swap device: size 0 means no swap. Latency + bandwidth model, FIFO queue.
@@ -157,6 +162,10 @@ pub struct WritebackConfig {
     pub dirty_ratio: u64,
 }
 
+/// The `[fs]` table describes the machine's filesystem (its keys are declared in
+/// `sections/fs.rs`).
+pub use crate::machine::fs::FsConfig;
+
 /// The `[cost]` table is the machine's CPU cost model (its defaults are declared with its keys).
 pub use crate::machine::cost::CostModel;
 
@@ -191,6 +200,9 @@ pub struct Workload {
     pub file: Option<FileSpec>,
     pub trace: Option<TraceSpec>,
     pub highorder: Option<HighOrderSpec>,
+    pub fsmark: Option<FsmarkSpec>,
+    pub simoops: Option<SimoopsSpec>,
+    pub drop_caches: Option<DropCachesSpec>,
 }
 
 // Enums stored in the scenario by name (see `schema::Conv`).

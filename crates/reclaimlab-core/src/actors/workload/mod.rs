@@ -7,7 +7,10 @@
 //! kswapd, I/O completions and the other threads interleave with it. A chunk also ends when the
 //! thread blocks (major fault, read miss, allocation retry, dirty throttling).
 
+pub mod drop_caches;
+pub mod fsmark;
 pub mod highorder;
+pub mod simoops;
 pub mod spec;
 pub mod trace;
 pub mod zipf;

@@ -274,3 +274,52 @@ impl TraceSpec {
         }
     }
 }
+
+/// An fsmark-like creator (`[workload.fsmark]`): threads creating empty (or small) files as
+/// fast as they can, each thread in its own directories (XFS places each directory in the
+/// next allocation group). The inode allocation runs inside the create transaction, so a
+/// share of it is GFP_NOFS: that is what defers superblock shrinker work (seed 002).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FsmarkSpec {
+    pub threads: u32,
+    /// Files each thread creates.
+    pub files: u64,
+    pub files_per_dir: u64,
+    /// Bytes of data written into each file (0: empty files, as the seed's inode test).
+    pub file_size_bytes: u64,
+    /// Share of creates whose dentry and inode are allocated with GFP_NOFS.
+    pub nofs_fraction: f64,
+    /// Application time between two creates.
+    pub think_ns: u64,
+    /// Anonymous memory the process holds (its own buffers), so it has a size the OOM killer
+    /// can see.
+    pub rss_bytes: u64,
+}
+
+/// A simoops-like load (`[workload.simoops]`): worker threads that, per unit of work,
+/// allocate and touch fresh memory, open and read files of a data set, and think; the time of
+/// each allocation and the work rate are what simoops reports.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimoopsSpec {
+    pub threads: u32,
+    /// Files in the data set (on disk at the start, not cached).
+    pub files: u64,
+    pub file_size_bytes: u64,
+    /// Files opened and read per unit of work.
+    pub reads_per_unit: u64,
+    /// Memory allocated (faulted in) per unit of work.
+    pub alloc_bytes: u64,
+    /// Units whose memory a thread keeps before freeing the oldest.
+    pub keep_units: u64,
+    /// CPU time of a unit besides its allocations and reads.
+    pub think_ns: u64,
+}
+
+/// `echo N > /proc/sys/vm/drop_caches` at a time (`[workload.drop_caches]`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct DropCachesSpec {
+    /// 1: page cache, 2: slab (dentries and inodes), 3: both.
+    pub value: u64,
+    /// Delay after the workload's start.
+    pub after_ns: u64,
+}

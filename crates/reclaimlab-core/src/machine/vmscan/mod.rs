@@ -43,6 +43,11 @@ impl Machine {
             if sc.preempted {
                 return;
             }
+            // shrink_slab after the LRU (core-mm §6); whole slab pages it emptied count as
+            // reclaimed (reclaimed_slab), objects do not.
+            if !self.shrinkers.is_empty() {
+                self.shrink_slab_in_pass(sc);
+            }
             let reclaimed_now = sc.nr_reclaimed - sc.node_reclaimed0;
             if sc.kswapd {
                 if sc.nr.writeback > 0 && sc.nr.writeback == sc.nr.taken {

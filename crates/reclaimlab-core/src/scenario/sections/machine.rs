@@ -215,6 +215,12 @@ section! {
             Ty::UInt { min: 0, max: 31 },
             "vm.page-cluster: swap readahead window of up to 2^page_cluster pages (at most 32); 0 disables it",
         );
+        vfs_cache_pressure: 100 => Key::new(
+            "vfs_cache_pressure",
+            Ty::UInt { min: 0, max: 100_000 },
+            "vm.vfs_cache_pressure: percent weight of dentries and inodes in the superblock shrinker's count",
+        )
+        .unit("%");
     }
     children: [],
     rules: [],

@@ -10,21 +10,24 @@
 //! To add a table: declare its section (in `machine.rs` if it describes a machine) and list it
 //! as a child of its parent: `Embedded` (always there), `Optional` or `Array`.
 
+mod fs;
 mod machine;
 mod policy;
 mod workload;
 
 // Every section, for a later table kind (`[[guest]]`) to embed and for the tests.
 #[allow(unused_imports)]
+pub use fs::FS;
+#[allow(unused_imports)]
 pub use machine::{COST, DISK, HOST, OOM, SWAP, SYSCTL, WRITEBACK};
 #[allow(unused_imports)]
-pub use workload::{ANON, FILE, HIGHORDER, TRACE, WORKLOAD};
+pub use workload::{ANON, DROP_CACHES, FILE, FSMARK, HIGHORDER, SIMOOPS, TRACE, WORKLOAD};
 
-use super::schema::{section, Array, Embedded, Fix, Rule, Ty, Unique};
+use super::schema::{section, Array, Embedded, Fix, Optional, Rule, Ty, Unique};
 use super::source::describe_size;
 use super::{
-    CostModel, DiskDevice, HostConfig, OomConfig, PolicyConfig, Scenario, SimConfig, SwapDevice,
-    Sysctl, WritebackConfig, NS_PER_MS, NS_PER_SEC,
+    CostModel, DiskDevice, FsConfig, HostConfig, OomConfig, PolicyConfig, Scenario, SimConfig,
+    SwapDevice, Sysctl, WritebackConfig, NS_PER_MS, NS_PER_SEC,
 };
 
 section! {
@@ -81,6 +84,7 @@ section! {
         cost: CostModel::default();
         oom: OomConfig::default();
         policy: PolicyConfig::default();
+        fs: None;
         workloads: Vec::new();
     }
     children: [
@@ -93,6 +97,11 @@ section! {
         embed!(CostModel, COST, cost),
         embed!(OomConfig, OOM, oom),
         policy::PolicyTable,
+        Optional::<Scenario, FsConfig> {
+            section: &fs::FS,
+            get: |s| s.fs.as_ref(),
+            put: |s, c| s.fs = Some(c),
+        },
         Array::<Scenario, super::Workload> {
             section: &WORKLOAD,
             get: |s| &s.workloads,
@@ -108,9 +117,43 @@ section! {
             }),
         },
     ],
-    rules: [CAPACITY],
+    rules: [CAPACITY, FS_WORKLOADS],
     derived: None,
 }
+
+/// The fsmark and simoops workloads work on the filesystem, which must be there.
+const FS_WORKLOADS: Rule<Scenario> = Rule {
+    name: "filesystem workloads have a filesystem",
+    doc: "a `[workload.fsmark]` or `[workload.simoops]` table needs an `[fs]` table",
+    check: |s, _| {
+        if s.fs.is_some() {
+            return Ok(());
+        }
+        match s
+            .workloads
+            .iter()
+            .position(|w| w.fsmark.is_some() || w.simoops.is_some())
+        {
+            Some(i) => {
+                let w = &s.workloads[i];
+                let table = if w.fsmark.is_some() {
+                    "fsmark"
+                } else {
+                    "simoops"
+                };
+                Err(Fix::new(
+                    format!(
+                        "workload \"{}\" has a [workload.{table}] table but the scenario has no filesystem",
+                        w.name
+                    ),
+                    "add an [fs] table (its defaults describe a 4-AG XFS volume)",
+                )
+                .at(format!("workload[{i}].{table}")))
+            }
+            None => Ok(()),
+        }
+    },
+};
 
 /// With OOM kills forbidden, the anonymous working sets must fit in RAM + swap, or the run
 /// could only end in a stuck allocation. (Page cache is reclaimable, so file sizes do not

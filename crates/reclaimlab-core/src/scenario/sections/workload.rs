@@ -5,8 +5,9 @@ use std::path::Path;
 
 use crate::scenario::schema::{section, Fix, Optional, Rule, Ty, Val};
 use crate::scenario::{
-    AccessPattern, AnonSpec, Compression, FileOp, FileSpec, HighOrderGfp, HighOrderSpec, Lifetimes,
-    ObjectSize, TraceFormat, TraceKind, TraceSpec, TraceTime, Workload, KIB, NS_PER_MS,
+    AccessPattern, AnonSpec, Compression, DropCachesSpec, FileOp, FileSpec, FsmarkSpec,
+    HighOrderGfp, HighOrderSpec, Lifetimes, ObjectSize, SimoopsSpec, TraceFormat, TraceKind,
+    TraceSpec, TraceTime, Workload, KIB, MIB, NS_PER_MS, NS_PER_US,
 };
 
 const DURATION: Ty = Ty::Duration { min: 0 };
@@ -49,6 +50,9 @@ section! {
         file: None;
         trace: None;
         highorder: None;
+        fsmark: None;
+        simoops: None;
+        drop_caches: None;
     }
     children: [
         Optional::<Workload, AnonSpec> {
@@ -71,6 +75,21 @@ section! {
             get: |w| w.highorder.as_ref(),
             put: |w, c| w.highorder = Some(c),
         },
+        Optional::<Workload, FsmarkSpec> {
+            section: &FSMARK,
+            get: |w| w.fsmark.as_ref(),
+            put: |w, c| w.fsmark = Some(c),
+        },
+        Optional::<Workload, SimoopsSpec> {
+            section: &SIMOOPS,
+            get: |w| w.simoops.as_ref(),
+            put: |w, c| w.simoops = Some(c),
+        },
+        Optional::<Workload, DropCachesSpec> {
+            section: &DROP_CACHES,
+            get: |w| w.drop_caches.as_ref(),
+            put: |w, c| w.drop_caches = Some(c),
+        },
     ],
     rules: [
         Rule {
@@ -87,12 +106,21 @@ section! {
         },
         Rule {
             name: "a workload does something",
-            doc: "a workload needs at least one of the anon, file, trace and highorder tables",
+            doc: "a workload needs at least one of the anon, file, trace, highorder, fsmark, \
+                  simoops and drop_caches tables",
             check: |w, _| {
-                if w.anon.is_none() && w.file.is_none() && w.trace.is_none() && w.highorder.is_none() {
+                if w.anon.is_none()
+                    && w.file.is_none()
+                    && w.trace.is_none()
+                    && w.highorder.is_none()
+                    && w.fsmark.is_none()
+                    && w.simoops.is_none()
+                    && w.drop_caches.is_none()
+                {
                     return Err(Fix::new(
                         format!(
-                            "workload \"{}\" does nothing: it has no anon, file, trace or highorder table",
+                            "workload \"{}\" does nothing: it has no anon, file, trace, highorder, \
+                             fsmark, simoops or drop_caches table",
                             w.name
                         ),
                         "add a [workload.anon] table (size = \"1GiB\"), a [workload.file] table \
@@ -335,6 +363,53 @@ section! {
         );
         count: None => Key::new("count", Ty::UInt { min: 1, max: u64::MAX >> 1 }, "allocation attempts before the thread exits")
             .unset("until the workload's duration");
+    }
+    children: [],
+    rules: [],
+    derived: None,
+}
+
+section! {
+    FsmarkSpec => pub static FSMARK = "fsmark",
+        "An fsmark-like creator on the `[fs]` filesystem: threads creating files as fast as \
+         they can, each in its own directories; the inode allocation inside the create \
+         transaction is GFP_NOFS for a share of creates (mechanisms §A.6 recipe, seed 002)." {
+        threads: 1 => Key::new("threads", Ty::UInt { min: 1, max: 256 }, "creating threads");
+        files: 100_000 => Key::new("files", Ty::UInt { min: 1, max: u32::MAX as u64 / 4 }, "files each thread creates");
+        files_per_dir: 10_000 => Key::new("files_per_dir", Ty::UInt { min: 1, max: u64::MAX >> 1 }, "files per directory (each directory goes to the next allocation group)");
+        file_size_bytes: 0 => Key::new("file_size", Ty::Size { min: 0, max: 16 * MIB }, "data written into each file (0: empty files)");
+        nofs_fraction: 1.0 => Key::new("nofs_fraction", FRACTION, "share of creates whose metadata (dentry, inode) is allocated with GFP_NOFS (inside a transaction or a filesystem lock)");
+        think_ns: 0 => Key::new("think", DURATION, "application time between two creates");
+        rss_bytes: 16 * MIB => Key::new("rss", Ty::Size { min: 0, max: u64::MAX >> 1 }, "anonymous memory the process holds (what the OOM killer sees of it)");
+    }
+    children: [],
+    rules: [],
+    derived: None,
+}
+
+section! {
+    SimoopsSpec => pub static SIMOOPS = "simoops",
+        "A simoops-like load on the `[fs]` filesystem: per unit of work each thread allocates \
+         and touches fresh memory (the timed allocation), opens and reads files of a data set \
+         and thinks; it reports allocation latency percentiles, work rate and stall rate." {
+        threads: 4 => Key::new("threads", Ty::UInt { min: 1, max: 256 }, "worker threads");
+        files: 20_000 => Key::new("files", Ty::UInt { min: 1, max: u32::MAX as u64 / 4 }, "files of the data set (on disk, uncached, at the start)");
+        file_size_bytes: 16 * KIB => Key::new("file_size", Ty::Size { min: 0, max: 16 * MIB }, "bytes of each data file");
+        reads_per_unit: 8 => Key::new("reads_per_unit", Ty::UInt { min: 0, max: 1 << 20 }, "files opened and read per unit of work");
+        alloc_bytes: MIB => Key::new("alloc", REGION, "memory allocated and touched per unit of work (the timed allocation)");
+        keep_units: 16 => Key::new("keep_units", Ty::UInt { min: 1, max: 1 << 20 }, "units whose memory a thread keeps before freeing the oldest");
+        think_ns: 100 * NS_PER_US => Key::new("think", DURATION, "CPU time of a unit besides its allocation and reads");
+    }
+    children: [],
+    rules: [],
+    derived: None,
+}
+
+section! {
+    DropCachesSpec => pub static DROP_CACHES = "drop_caches",
+        "Write `vm.drop_caches` once, at the workload's start plus `after`." {
+        value: 3 => Key::new("value", Ty::UInt { min: 1, max: 3 }, "1: page cache, 2: slab (dentries and inodes), 3: both");
+        after_ns: 0 => Key::new("after", DURATION, "delay after the workload's start");
     }
     children: [],
     rules: [],

@@ -44,6 +44,7 @@ fn defaults_are_the_pinned_values() {
             lowmem_reserve_ratio: [256, 256, 32, 0],
             swappiness: 60,
             page_cluster: 3,
+            vfs_cache_pressure: 100,
         }
     );
     assert_eq!(

@@ -31,6 +31,9 @@ fn minimal_takes_every_default() {
         file: None,
         trace: None,
         highorder: None,
+        fsmark: None,
+        simoops: None,
+        drop_caches: None,
     });
     assert_eq!(s, want);
 }
@@ -120,6 +123,7 @@ file = { size = "8GiB", op = "write", passes = 2, hold = "1min" }
             lowmem_reserve_ratio: [256, 256, 64, 0],
             swappiness: 100,
             page_cluster: 3,
+            vfs_cache_pressure: 100,
         }
     );
     assert_eq!(

@@ -30,6 +30,7 @@ fn scenario_fields(s: &Scenario) -> Vec<(&'static str, String)> {
             cost,
             oom,
             policy,
+            fs,
             workloads
         }
     )
@@ -72,7 +73,8 @@ fn sysctl_fields(s: &Sysctl) -> Vec<(&'static str, String)> {
             watermark_boost_factor,
             lowmem_reserve_ratio,
             swappiness,
-            page_cluster
+            page_cluster,
+            vfs_cache_pressure
         }
     )
 }
@@ -154,7 +156,10 @@ fn workload_fields(s: &Workload) -> Vec<(&'static str, String)> {
             anon,
             file,
             trace,
-            highorder
+            highorder,
+            fsmark,
+            simoops,
+            drop_caches
         }
     )
 }
@@ -212,6 +217,64 @@ fn highorder_fields(s: &HighOrderSpec) -> Vec<(&'static str, String)> {
             count
         }
     )
+}
+
+fn fs_fields(s: &FsConfig) -> Vec<(&'static str, String)> {
+    fields!(
+        s,
+        FsConfig {
+            ags,
+            inode_size,
+            dentry_size,
+            slab_fragmentation,
+            log_inodes,
+            cil_interval_ns,
+            cluster_inodes,
+            io_latency_ns,
+            io_queue_depth,
+            logforce_latency_ns,
+            xfssyncd_centisecs,
+            aild_period_ns,
+            flush_cluster_ns,
+            shrinker_batch,
+            shrinker_seeks,
+            dentry_scan_ns,
+            inode_scan_ns,
+            free_object_ns,
+            create_ns
+        }
+    )
+}
+fn fsmark_fields(s: &FsmarkSpec) -> Vec<(&'static str, String)> {
+    fields!(
+        s,
+        FsmarkSpec {
+            threads,
+            files,
+            files_per_dir,
+            file_size_bytes,
+            nofs_fraction,
+            think_ns,
+            rss_bytes
+        }
+    )
+}
+fn simoops_fields(s: &SimoopsSpec) -> Vec<(&'static str, String)> {
+    fields!(
+        s,
+        SimoopsSpec {
+            threads,
+            files,
+            file_size_bytes,
+            reads_per_unit,
+            alloc_bytes,
+            keep_units,
+            think_ns
+        }
+    )
+}
+fn drop_caches_fields(s: &DropCachesSpec) -> Vec<(&'static str, String)> {
+    fields!(s, DropCachesSpec { value, after_ns })
 }
 
 /// A valid value of the key's type other than `cur`.
@@ -314,6 +377,7 @@ fn every_field_is_reachable_from_exactly_one_key() {
         ("cost", "cost"),
         ("oom", "oom"),
         ("policy", "policy"),
+        ("fs", "fs"),
         ("workloads", "workload"),
     ];
     check_complete(
@@ -342,6 +406,9 @@ fn every_field_is_reachable_from_exactly_one_key() {
         ("file", "file"),
         ("trace", "trace"),
         ("highorder", "highorder"),
+        ("fsmark", "fsmark"),
+        ("simoops", "simoops"),
+        ("drop_caches", "drop_caches"),
     ];
     check_complete(
         &WORKLOAD,
@@ -380,6 +447,16 @@ fn every_field_is_reachable_from_exactly_one_key() {
         &HIGHORDER,
         &HighOrderSpec::default(),
         highorder_fields,
+        &[],
+        &[],
+    );
+    check_complete(&FS, &FsConfig::default(), fs_fields, &[], &[]);
+    check_complete(&FSMARK, &FsmarkSpec::default(), fsmark_fields, &[], &[]);
+    check_complete(&SIMOOPS, &SimoopsSpec::default(), simoops_fields, &[], &[]);
+    check_complete(
+        &DROP_CACHES,
+        &DropCachesSpec::default(),
+        drop_caches_fields,
         &[],
         &[],
     );
@@ -442,6 +519,10 @@ fn declared_defaults_match_the_section_defaults() {
     check_declared_defaults(&FILE);
     check_declared_defaults(&TRACE);
     check_declared_defaults(&HIGHORDER);
+    check_declared_defaults(&FS);
+    check_declared_defaults(&FSMARK);
+    check_declared_defaults(&SIMOOPS);
+    check_declared_defaults(&DROP_CACHES);
     // Empty tables are all defaults.
     let text = "[sim]\n[host]\n[sysctl]\n[swap]\n[disk]\n[writeback]\n[cost]\n[oom]\n[policy]\n\
                 [[workload]]\nname = \"w\"\n[workload.highorder]\ncount = 1\n";
@@ -483,4 +564,5 @@ fn every_key_parses_and_prints_its_value() {
     check_prints_given_values("writeback", &WRITEBACK);
     check_prints_given_values("cost", &COST);
     check_prints_given_values("oom", &OOM);
+    check_prints_given_values("fs", &FS);
 }

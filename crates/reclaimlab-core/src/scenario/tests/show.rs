@@ -38,6 +38,9 @@ fn workload(name: &str) -> Workload {
         file: None,
         trace: None,
         highorder: None,
+        fsmark: None,
+        simoops: None,
+        drop_caches: None,
     }
 }
 

@@ -1,0 +1,153 @@
+//! What workloads do to the filesystem (`fs/namei.c`, `xfs_create`, `xfs_iget`): create a
+//! file, and open one to read it. Both allocate their objects from the slab caches first (an
+//! allocation may reclaim, and reclaim may prune this very filesystem), then update the
+//! caches. A create logs its new inode (pinned, holding log space) and waits when the log is
+//! full; an open of a file whose inode XFS reclaim has freed reads the inode cluster back.
+
+use super::inode::{VfsState, XfsState};
+use super::{FileEnt, NONE};
+use crate::machine::gfp::{Gfp, GFP_KERNEL};
+use crate::machine::{Access, Machine, TaskCtx};
+
+impl Machine {
+    /// Make XFS's state current at `at`: finished cluster writes, due CIL checkpoints.
+    pub fn xfs_catch_up(&mut self, at: u64) {
+        if let Some(fs) = self.fs.as_mut() {
+            fs.xfs_buf_ioend(at);
+            while fs.xfs.next_checkpoint_ns <= at {
+                fs.xlog_cil_push();
+                fs.xfs.next_checkpoint_ns += fs.cfg.cil_interval_ns;
+            }
+        }
+    }
+
+    /// `open(O_CREAT)` + `close` of a new file in allocation group `ag`: a dentry and an inode
+    /// from the slab with `gfp` (the workload's metadata allocation context: GFP_NOFS inside a
+    /// transaction or under a filesystem lock), the inode logged. With `data` (first page, pages) the file has that range of the
+    /// page cache's address space. Returns the file's number; `Err(Retry)` when the log is
+    /// full (the caller waits and tries again), or the allocation's failure.
+    pub fn fs_create(
+        &mut self,
+        ag: u32,
+        gfp: Gfp,
+        data: (u32, u32),
+        t: &mut TaskCtx,
+    ) -> Result<u32, Access> {
+        let at = self.now + t.cost_ns;
+        self.xfs_catch_up(at);
+        let fs = self.fs.as_mut().expect("a filesystem is mounted");
+        if !fs.log_space_available() {
+            // xlog_grant_head_wait: push the AIL and sleep until a write frees space.
+            fs.xfs_ail_push_all();
+            fs.stats.log_space_waits += 1;
+            let until = fs.xfs.io.next_done().unwrap_or(at + fs.cfg.aild_period_ns);
+            let wait = until.saturating_sub(at).max(1);
+            fs.stats.log_space_wait_ns += wait;
+            return Err(Access::Retry(wait));
+        }
+        let (dcache, icache) = (fs.dentry_cache, fs.inode_cache);
+        self.kmem_cache_alloc(dcache, gfp, t)?;
+        if let Err(a) = self.kmem_cache_alloc(icache, gfp, t) {
+            self.kmem_cache_free(dcache, 1);
+            return Err(a);
+        }
+        let fs = self.fs.as_mut().expect("a filesystem is mounted");
+        t.cost_ns += fs.cfg.create_ns;
+        let ag = ag % fs.xfs.ags.len() as u32;
+        let file = fs.files.len() as u32;
+        let ino = fs.xfs_ialloc(ag, file, XfsState::Clean);
+        fs.xfs_trans_log_inode(ino);
+        let dentry = fs.dcache.d_alloc(ino, file);
+        fs.files.push(FileEnt {
+            ino,
+            dentry,
+            data: data.0,
+            npages: data.1,
+            ag,
+        });
+        // close: the dentry's last reference goes; it keeps the inode pinned in memory.
+        fs.dcache.dput(dentry);
+        fs.stats.creates += 1;
+        Ok(file)
+    }
+
+    /// Files that exist on disk but are not cached (a data set present before the run):
+    /// `n` files of `pages` pages each from `data_base`, spread over the AGs.
+    pub fn fs_add_cold_files(&mut self, n: u32, data_base: u32, pages: u32) -> u32 {
+        let fs = self.fs.as_mut().expect("a filesystem is mounted");
+        let first = fs.files.len() as u32;
+        let ags = fs.xfs.ags.len() as u32;
+        for k in 0..n {
+            fs.files.push(FileEnt {
+                ino: NONE,
+                dentry: NONE,
+                data: if pages > 0 {
+                    data_base + k * pages
+                } else {
+                    NONE
+                },
+                npages: pages,
+                ag: (first + k) % ags,
+            });
+        }
+        first
+    }
+
+    /// Path lookup and open of `file` (`d_lookup` / `xfs_lookup` → `xfs_iget`): the dentry
+    /// is held until [`fs_close`](Self::fs_close). A cached dentry is a hit; an inode still in
+    /// memory gets a new dentry (an XFS-reclaimable one is recycled); otherwise the inode is
+    /// read from disk, and the result is `Ok(Some(t))`: the caller waits until `t`.
+    pub fn fs_open(&mut self, file: u32, t: &mut TaskCtx) -> Result<Option<u64>, Access> {
+        let at = self.now + t.cost_ns;
+        self.xfs_catch_up(at);
+        let fs = self.fs.as_mut().expect("a filesystem is mounted");
+        let f = fs.files[file as usize];
+        if f.dentry != NONE {
+            fs.dcache.dget(f.dentry);
+            fs.dcache.d[f.dentry as usize].referenced = true;
+            fs.stats.lookups_cached += 1;
+            return Ok(None);
+        }
+        let (dcache, icache) = (fs.dentry_cache, fs.inode_cache);
+        self.kmem_cache_alloc(dcache, GFP_KERNEL, t)?;
+        // The allocation may have reclaimed this file's inode: look again.
+        let cold = self.fs.as_ref().expect("mounted").files[file as usize].ino == NONE;
+        if cold {
+            if let Err(a) = self.kmem_cache_alloc(icache, GFP_KERNEL, t) {
+                self.kmem_cache_free(dcache, 1);
+                return Err(a);
+            }
+        }
+        let at = self.now + t.cost_ns;
+        let fs = self.fs.as_mut().expect("a filesystem is mounted");
+        let f = fs.files[file as usize];
+        let mut wait = None;
+        let ino = if cold {
+            fs.stats.lookups_cold += 1;
+            wait = Some(fs.xfs.io.read(at, fs.cfg.io_latency_ns));
+            fs.xfs_ialloc(f.ag, file, XfsState::Clean)
+        } else {
+            let i = fs.icache.i[f.ino as usize];
+            if i.vfs == VfsState::Reclaimable {
+                fs.xfs_iget_recycle(f.ino);
+            } else {
+                fs.icache.iget(f.ino);
+                fs.icache.i[f.ino as usize].referenced = true;
+            }
+            fs.stats.lookups_recycled += 1;
+            f.ino
+        };
+        let dentry = fs.dcache.d_alloc(ino, file);
+        let fe = &mut fs.files[file as usize];
+        fe.ino = ino;
+        fe.dentry = dentry;
+        Ok(wait)
+    }
+
+    /// `close` of a file opened with [`fs_open`](Self::fs_open).
+    pub fn fs_close(&mut self, file: u32) {
+        let fs = self.fs.as_mut().expect("a filesystem is mounted");
+        let d = fs.files[file as usize].dentry;
+        fs.dcache.dput(d);
+    }
+}

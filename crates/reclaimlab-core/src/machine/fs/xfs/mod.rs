@@ -1,0 +1,48 @@
+//! XFS's side of the inode cache (mechanisms §A.6): per-AG reclaimable inodes with their
+//! reclaim lock and cursor (`xfs_icache.rs`), the log's CIL and free space (`xfs_log_cil.rs`),
+//! the AIL and its pusher xfsaild (`xfs_trans_ail.rs`), and inode cluster writes
+//! (`xfs_buf.rs`). The times are parameters of `[fs]`; what follows them is the mechanism.
+
+pub mod xfs_buf;
+pub mod xfs_icache;
+pub mod xfs_log_cil;
+pub mod xfs_trans_ail;
+
+use std::collections::{BTreeMap, VecDeque};
+
+use xfs_buf::ClusterIo;
+
+/// One allocation group's reclaim state (`struct xfs_perag`).
+#[derive(Debug, Default)]
+pub struct Ag {
+    /// Inodes tagged `XFS_ICI_RECLAIM_TAG`, by AG inode number (the radix tree's order).
+    pub reclaimable: BTreeMap<u32, u32>,
+    /// `pag_ici_reclaim_cursor`: where the last reclaim walk of this AG stopped.
+    pub cursor: u32,
+    /// `pag_ici_reclaim_lock` is held until this time (a walk that slept holds it across
+    /// its sleep; a trylock before then fails, a blocking lock waits).
+    pub lock_until: u64,
+    pub next_agino: u32,
+    /// In-core inodes of each cluster (`agino / cluster_inodes`).
+    pub clusters: Vec<Vec<u32>>,
+}
+
+/// The mount's XFS state (`struct xfs_mount` + `xfs_ail` + the log), one per filesystem.
+#[derive(Debug, Default)]
+pub struct XfsMount {
+    pub ags: Vec<Ag>,
+    /// Inodes tagged reclaimable over all AGs (`nr_cached_objects`).
+    pub nr_reclaimable: u64,
+    /// Pinned inodes logged since the last checkpoint (the CIL).
+    pub cil: Vec<u32>,
+    pub next_checkpoint_ns: u64,
+    /// Dirty inodes in the AIL, oldest first (entries no longer dirty are skipped).
+    pub ail: VecDeque<u32>,
+    /// Log space in use, in inodes (pinned + dirty + flushing).
+    pub log_used: u64,
+    /// `xfs_ail_push_all` asked xfsaild to push everything in the AIL.
+    pub push_all: bool,
+    pub io: ClusterIo,
+    /// The background reclaim worker is queued (`xfs_reclaim_work_queue`).
+    pub reclaim_work_queued: bool,
+}

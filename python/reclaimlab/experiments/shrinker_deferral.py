@@ -1,0 +1,373 @@
+"""Seed 002: "mm: shrinker deferral cleanup" (Dave Chinner, February 2019): only kswapd does
+deferred shrinker work, scaled by reclaim priority; XFS inode reclaim does not block kswapd.
+
+One check group per statement of mechanisms.md §E.A:
+
+- ``E.A.1``, ``E.A.2``: the exact arithmetic of ``do_shrink_slab``, computed by the engine's own
+  variants (``reclaimlab.api.shrinker_call``) on a cache of 1,800,000 freeable objects.
+- ``E.A.3``: a pure GFP_NOFS stream at priority 12 through the same code: legacy winds up
+  without bound, 6.1 saturates at 2 x freeable, chinner winds up like legacy for non-kswapd
+  callers and only kswapd drains it.
+- ``E.A.4``: the simoops-like load (scenario ``xfs-simoops``) under legacy+X1 against
+  chinner+X2 (and the 6.1 pair v61+X3): allocation latency p99/p50, allocation stall rate and
+  work rate, from the runs' summaries.
+- ``E.A.5``: the create-heavy fsmark-like load (scenario ``xfs-fsmark``) under X0 (legacy)
+  against chinner+X2 (and v61+X3): OOM kill or completion, and time to finish.
+
+Every measured figure comes from an engine call or a run made here; the thread's figures
+appear beside ours in report.md. report.json holds ``{"checks": [{"id", "claim", "expected",
+"measured", "pass"}]}``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .. import api
+from ..report import REPRODUCTION_MANIFEST
+from ..results import load_run, write_text_atomic
+from ..store import Store
+from ..tables import markdown_table
+
+NAME = "shrinker-deferral"
+TITLE = "Shrinker deferral: only kswapd does deferred work, scaled by priority (seed 002)"
+
+#: The seed's cache (mechanisms §A.4): freeable objects, priority, seeks, the superblock batch.
+FREEABLE, PRIO, SEEKS, SB_BATCH = 1_800_000, 12, 2, 1024
+
+#: The thread's simoops figures (mechanisms §E.A.4): legacy (v4.9-era) and patched.
+SIMOOPS = {
+    "Allocation latency p50": (247_552, 479_744),
+    "Allocation latency p95": (1_497_088, 744_448),
+    "Allocation latency p99": (19_496_960, 1_016_832),
+    "p99/p50": (79.0, 2.1),
+    "Alloc stall rate (/s)": (1.65, 0.02),
+    "Work rate (/s)": (3.68, 8.63),
+}
+
+
+@dataclass
+class Situation:
+    key: str
+    title: str
+    #: (label, shrinker variant, xfs_reclaim variant) of each run; empty: no runs.
+    policies: list[tuple[str, str, str]]
+
+
+SITUATIONS = [
+    Situation("exact", "E.A.1-E.A.3: do_shrink_slab arithmetic", []),
+    Situation("simoops", "E.A.4: simoops-like load (xfs-simoops)",
+              [("legacy+X1", "legacy", "X1"), ("chinner+X2", "chinner", "X2"),
+               ("v61+X3", "v61", "X3")]),
+    Situation("fsmark", "E.A.5: create-heavy fsmark-like load (xfs-fsmark)",
+              [("legacy+X0", "legacy", "X0"), ("chinner+X2", "chinner", "X2"),
+               ("v61+X3", "v61", "X3")]),
+]
+
+
+def simoops_scenario(shrinker: str, xfs_reclaim: str, seed: int) -> dict[str, Any]:
+    """The ``scenarios/xfs-simoops.toml`` example with a policy pair."""
+    return {
+        "name": f"xfs-simoops-{shrinker}-{xfs_reclaim}",
+        "sim": {"seed": seed, "duration": "20s"},
+        "host": {"ram": "512MiB", "cpus": 4},
+        "swap": {"size": "0"},
+        "disk": {"read_latency": "100us"},
+        "policy": {"shrinker": shrinker, "xfs_reclaim": xfs_reclaim},
+        "fs": {"ags": 4, "io_latency": "1ms", "io_queue_depth": 8, "log_inodes": 1_000_000},
+        "workload": [
+            {"name": "fsmark", "fsmark": {"threads": 1, "files": 2_000_000,
+                                          "nofs_fraction": 1.0}},
+            {"name": "simoops", "simoops": {"threads": 8, "files": 50_000,
+                                            "file_size": "64KiB", "reads_per_unit": 4,
+                                            "alloc": "256KiB", "keep_units": 64,
+                                            "think": "1ms"}},
+        ],
+    }
+
+
+def fsmark_scenario(shrinker: str, xfs_reclaim: str, seed: int) -> dict[str, Any]:
+    """The ``scenarios/xfs-fsmark.toml`` example with a policy pair."""
+    return {
+        "name": f"xfs-fsmark-{shrinker}-{xfs_reclaim}",
+        "sim": {"seed": seed, "max_duration": "120s"},
+        "host": {"ram": "512MiB", "cpus": 2},
+        "swap": {"size": "0"},
+        "oom": {"allowed": True},
+        "policy": {"shrinker": shrinker, "xfs_reclaim": xfs_reclaim},
+        "fs": {"ags": 4, "io_latency": "5ms", "io_queue_depth": 2, "log_inodes": 1_000_000},
+        "workload": [
+            {"name": "fsmark", "fsmark": {"threads": 2, "files": 400_000,
+                                          "nofs_fraction": 0.5}},
+        ],
+    }
+
+
+# ---- checks -------------------------------------------------------------------------------------
+
+@dataclass
+class Check:
+    id: str
+    claim: str
+    expected: str
+    measured: Any
+    passed: bool
+
+    def as_json(self) -> dict[str, Any]:
+        return {"id": self.id, "claim": self.claim, "expected": self.expected,
+                "measured": self.measured, "pass": self.passed}
+
+
+def call(variant: str, nr: int, *, prio: int = PRIO, batch: int = SB_BATCH, kswapd: bool = False,
+         nofs: bool = False, seeks: int = SEEKS) -> dict[str, Any]:
+    return api.shrinker_call(variant, FREEABLE, nr, prio, batch, seeks, kswapd, nofs)
+
+
+def exact_checks() -> list[Check]:
+    """E.A.1 and E.A.2: one call each, from a real shrinker state, by the engine's code."""
+    out: list[Check] = []
+    for v in ("legacy", "chinner", "v61"):
+        for batch, want in ((1024, (878, 0, 878)), (128, (878, 768, 110))):
+            c = call(v, 0, batch=batch)
+            got = (c["delta"], c["scanned"], c["new_nr"])
+            out.append(Check(f"E.A.1.{v}.batch{batch}",
+                             f"{v}: freeable 1,800,000, p=12, seeks 2, nr 0, batch {batch}: "
+                             "delta, scanned, deferred",
+                             str(want), list(got), got == want))
+    planned = {
+        ("legacy", False): 900_000, ("legacy", True): 900_000,
+        ("chinner", False): 878, ("chinner", True): 84_211,
+        ("v61", False): 1_122, ("v61", True): 1_122,
+    }
+    for (v, kswapd), want in planned.items():
+        c = call(v, 1_000_000, kswapd=kswapd)
+        who = "kswapd" if kswapd else "direct"
+        out.append(Check(f"E.A.2.{v}.{who}",
+                         f"{v}, {who}: nr_deferred 1,000,000, GFP_KERNEL, p=12: planned scan",
+                         str(want), c["planned"], c["planned"] == want))
+    c = call("legacy", 1_000_000)
+    out.append(Check("E.A.2.legacy.factor", "legacy plans >= 1000x its own delta",
+                     ">= 1000", round(c["planned"] / c["delta"], 1),
+                     c["planned"] >= 1000 * c["delta"]))
+    hi, lo = call("legacy", 1_000_000, prio=4), call("legacy", 1_000_000, prio=3)
+    ok = hi["planned"] <= FREEABLE // 2 < lo["planned"] <= 2 * FREEABLE
+    out.append(Check("E.A.2.legacy.clamp",
+                     "the legacy windup clamp (freeable/2) is on at p=4 and off at p<=3",
+                     "p4 <= 900,000 < p3 <= 3,600,000", [hi["planned"], lo["planned"]], ok))
+    return out
+
+
+def nofs_stream(variant: str, calls: int, *, start: int = 0, kswapd: bool = False,
+                nofs: bool = True, stop_at: int | None = None) -> tuple[int, int]:
+    """Iterate calls at p=12 through the engine: (calls made, final nr_deferred)."""
+    nr = start
+    for i in range(1, calls + 1):
+        nr = call(variant, nr, kswapd=kswapd, nofs=nofs)["new_nr"]
+        if stop_at is not None and nr >= stop_at:
+            return i, nr
+    return calls, nr
+
+
+def windup_checks() -> list[Check]:
+    """E.A.3: a pure GFP_NOFS stream at p=12."""
+    out: list[Check] = []
+    n, _ = nofs_stream("legacy", 5_000, stop_at=1_000_000)
+    out.append(Check("E.A.3.legacy", "legacy: NOFS calls to reach 1,000,000 deferred",
+                     "1139", n, n == 1_139))
+    _, nr = nofs_stream("legacy", 8_000)
+    out.append(Check("E.A.3.legacy.unbounded", "legacy: no cap (8,000 NOFS calls)",
+                     "> 3,600,000 (= 8000 x 878)", nr, nr == 8_000 * 878))
+    _, nr = nofs_stream("v61", 8_000)
+    out.append(Check("E.A.3.v61", "6.1: the stream saturates at 2 x freeable",
+                     "3600000", nr, nr == 2 * FREEABLE))
+    n, _ = nofs_stream("chinner", 5_000, stop_at=1_000_000)
+    out.append(Check("E.A.3.chinner.windup", "chinner: non-kswapd NOFS callers wind up like legacy",
+                     "1139", n, n == 1_139))
+    _, direct = nofs_stream("chinner", 48, start=1_000_000, nofs=False)
+    _, ksw = nofs_stream("chinner", 48, start=1_000_000, kswapd=True, nofs=False)
+    out.append(Check("E.A.3.chinner.drain",
+                     "chinner: 48 GFP_KERNEL calls at p=12 leave the backlog to kswapd: direct "
+                     "never drains it, kswapd drains it to about 12k",
+                     "direct >= 1,000,000; kswapd 11,000-14,000", [direct, ksw],
+                     direct >= 1_000_000 and 11_000 <= ksw <= 14_000))
+    return out
+
+
+def _alloc(run) -> dict[str, Any]:
+    return run.summary.get("latency", {}).get("allocation", {})
+
+
+def simoops_checks(runs: dict[str, Any]) -> list[Check]:
+    legacy, chinner = runs["legacy+X1"], runs["chinner+X2"]
+
+    def ratio(r) -> float:
+        a = _alloc(r)
+        return round(a.get("p99_ns", 0) / max(a.get("p50_ns", 1), 1), 2)
+
+    def stall(r) -> float:
+        return float(r.summary.get("simoops", {}).get("alloc_stall_rate", 0.0))
+
+    def work(r) -> float:
+        return float(r.summary.get("simoops", {}).get("work_rate", 0.0))
+
+    out = [
+        Check("E.A.4.tail.legacy", "legacy+X1: allocation latency p99/p50", ">= 50",
+              ratio(legacy), ratio(legacy) >= 50),
+        Check("E.A.4.tail.chinner", "chinner+X2: allocation latency p99/p50", "<= 3 (about 2)",
+              ratio(chinner), 0 < ratio(chinner) <= 3),
+    ]
+    s_old, s_new = stall(legacy), stall(chinner)
+    out.append(Check("E.A.4.stalls", "allocation stall rate falls by about two orders of magnitude",
+                     ">= 30x lower", [s_old, s_new], s_old > 0 and s_old >= 30 * max(s_new, 1e-9)))
+    w_old, w_new = work(legacy), work(chinner)
+    out.append(Check("E.A.4.work", "work rate rises", "chinner+X2 > legacy+X1",
+                     [w_old, w_new], w_new > w_old))
+    return out
+
+
+def fsmark_checks(runs: dict[str, Any]) -> list[Check]:
+    x0, x2 = runs["legacy+X0"], runs["chinner+X2"]
+
+    def kills(r) -> int:
+        return int(r.summary.get("headline", {}).get("oom_kill", 0))
+
+    def end(r) -> int:
+        return int(r.summary.get("fsmark", {}).get("finished_ns", 0))
+
+    done = "all workloads finished"
+    return [
+        Check("E.A.5.x0.oom", "X0: the create-heavy load runs out of log and memory: OOM kill",
+              ">= 1 OOM kill", kills(x0), kills(x0) >= 1),
+        Check("E.A.5.x2.completes", "chinner+X2: no OOM kill, the load completes",
+              "0 OOM kills, all files created", [kills(x2), x2.summary.get("stop_reason")],
+              kills(x2) == 0 and x2.summary.get("stop_reason") == done),
+        Check("E.A.5.x2.slower", "chinner+X2 is slower than X0 (writeback from reclaim)",
+              "finish time X2 > X0", [end(x0), end(x2)], end(x2) > end(x0)),
+    ]
+
+
+# ---- the reproduction ---------------------------------------------------------------------------
+
+@dataclass
+class Reproduction:
+    report: str
+    failed: int
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:,.2f}"
+    if isinstance(v, int):
+        return f"{v:,}"
+    return "-" if v is None else str(v)
+
+
+def _simoops_row(run, label: str) -> Any:
+    a, s = _alloc(run), run.summary.get("simoops", {})
+    return {
+        "Allocation latency p50": a.get("p50_ns"),
+        "Allocation latency p95": a.get("p95_ns"),
+        "Allocation latency p99": a.get("p99_ns"),
+        "p99/p50": round(a.get("p99_ns", 0) / max(a.get("p50_ns", 1), 1), 2),
+        "Alloc stall rate (/s)": s.get("alloc_stall_rate"),
+        "Work rate (/s)": s.get("work_rate"),
+    }[label]
+
+
+def _run_table(runs: dict[str, Any], rows: list[tuple[str, Callable[[Any], Any]]]) -> str:
+    headers = [""] + list(runs)
+    body = [[name] + [_fmt(f(r)) for r in runs.values()] for name, f in rows]
+    return markdown_table(headers, body)
+
+
+def reproduce(situations, root: Path, seed: int, *, store: Store, trace: bool = False,
+              on_run: Callable[[Any, str, Any], None] | None = None) -> Reproduction:
+    """Run the checks of ``situations`` with ``seed`` into ``store`` (runs linked under
+    ``root``); write report.md, report.json and the HTML report's manifest there."""
+    t0 = time.perf_counter()
+    report = [f"# {TITLE}", "", f"Seed {seed}. Runs in `{root}`.", ""]
+    checks: list[Check] = []
+    manifest: dict[str, Any] = {"experiment": NAME, "title": TITLE, "seed": seed,
+                                "situations": []}
+    for sit in situations:
+        report += [f"## {sit.title}", ""]
+        keys: dict[str, str] = {}
+        if sit.key == "exact":
+            got = exact_checks() + windup_checks()
+            table = [[c.id, c.expected, _fmt(c.measured)] for c in got]
+            report.append(markdown_table(["check", "thread / spec", "reclaimlab"], table))
+        else:
+            sdir = root / sit.key
+            sdir.mkdir(parents=True, exist_ok=True)
+            make = simoops_scenario if sit.key == "simoops" else fsmark_scenario
+            runs = {}
+            for label, shrinker, xfs in sit.policies:
+                ens = api.ensure_result(make(shrinker, xfs, seed), store, seed=seed,
+                                        trace="kernel" if trace else None, view=sdir / label)
+                keys[label] = ens.key
+                if on_run is not None:
+                    on_run(sit, label, ens)
+                runs[label] = load_run(ens.path)
+            if sit.key == "simoops":
+                got = simoops_checks(runs)
+                thread = [[name, _fmt(old), _fmt(new),
+                           _fmt(_simoops_row(runs["legacy+X1"], name)),
+                           _fmt(_simoops_row(runs["chinner+X2"], name)),
+                           _fmt(_simoops_row(runs["v61+X3"], name))]
+                          for name, (old, new) in SIMOOPS.items()]
+                report += ["**Beside the thread's simoops figures** (the thread's units are "
+                           "simoops's own; ours are ns)", "",
+                           markdown_table(["", "thread legacy", "thread patched", "legacy+X1",
+                                           "chinner+X2", "v61+X3"], thread), ""]
+            else:
+                got = fsmark_checks(runs)
+            fs_rows = [
+                ("Files created", lambda r: r.summary.get("fsmark", {}).get("files_created")),
+                ("Finished (s)", lambda r: round(r.summary.get("fsmark", {}).get(
+                    "finished_ns", 0) / 1e9, 3)),
+                ("OOM kills", lambda r: r.summary["headline"].get("oom_kill")),
+                ("Allocation stalls", lambda r: r.summary["headline"].get("allocstall")),
+                ("Direct reclaim stall (ms)", lambda r: r.summary["headline"].get(
+                    "direct_stall_ms")),
+                ("slabs_scanned", lambda r: r.vmstat.get("slabs_scanned")),
+                ("Max nr_deferred", lambda r: r.summary["shrinkers"][0]["max_nr_deferred"]),
+                ("Deferred work taken by direct reclaim", lambda r: r.summary["shrinkers"][0][
+                    "deferred_taken_direct"]),
+                ("Deferred work taken by kswapd", lambda r: r.summary["shrinkers"][0][
+                    "deferred_taken_kswapd"]),
+                ("Reclaim log forces", lambda r: r.summary["fs"]["reclaim_log_forces"]),
+                ("Reclaim sync cluster writes", lambda r: r.summary["fs"][
+                    "reclaim_sync_writes"]),
+                ("Reclaim wait (ms)", lambda r: r.summary["fs"]["reclaim_wait_ms"]),
+                ("xs_ig_reclaims", lambda r: r.summary["fs"]["xs_ig_reclaims"]),
+            ]
+            report += ["**Our runs**", "", _run_table(runs, fs_rows)]
+        report += ["", "**Checks**", ""]
+        for c in got:
+            report.append(f"- {'PASS' if c.passed else 'FAIL'} {c.id}: {c.claim}: expected "
+                          f"{c.expected}, measured {_fmt(c.measured)}")
+        report.append("")
+        checks += got
+        manifest["situations"].append({
+            "key": sit.key, "title": sit.title, "story": "",
+            "runs": [{"label": label, "policy": label, "path": f"{sit.key}/{label}",
+                      "key": keys[label]} for label, _, _ in sit.policies],
+            "checks": [{"claim": f"{c.id}: {c.claim}", "passed": bool(c.passed),
+                        "detail": f"expected {c.expected}, measured {_fmt(c.measured)}"}
+                       for c in got],
+            "thread": {}, "ours": {}, "tables": [],
+        })
+    failed = sum(not c.passed for c in checks)
+    report.append(f"{len(checks)} checks in {time.perf_counter() - t0:.1f} s wall time; "
+                  f"{'all pass' if not failed else f'{failed} FAIL'}.")
+    text = "\n".join(report) + "\n"
+    write_text_atomic(root / "report.md", text)
+    write_text_atomic(root / "report.json",
+                      json.dumps({"checks": [c.as_json() for c in checks]}, indent=1) + "\n")
+    write_text_atomic(root / REPRODUCTION_MANIFEST, json.dumps(manifest, indent=1) + "\n")
+    return Reproduction(text, failed)
