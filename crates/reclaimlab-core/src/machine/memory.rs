@@ -159,6 +159,21 @@ pub struct TaskCtx {
 }
 
 impl TaskCtx {
+    /// A new step of the task: its time, stall and sleep start from zero (the slow-path
+    /// state carries over).
+    #[inline]
+    pub fn begin_step(&mut self) {
+        self.cost_ns = 0;
+        self.stall_ns = 0;
+        self.sleep_ns = 0;
+    }
+
+    /// The step's time on a CPU: its time less the part spent asleep.
+    #[inline]
+    pub fn cpu_ns(&self) -> u64 {
+        self.cost_ns - self.sleep_ns
+    }
+
     /// The task has a yielded direct reclaim for this request to resume.
     #[inline]
     pub fn reclaiming_for(&self, gfp: super::gfp::Gfp, order: u32) -> bool {

@@ -211,12 +211,10 @@ impl Actor for Fsmark {
     }
     fn step(&mut self, cx: &mut StepCx) -> Wake {
         let now = cx.now();
-        self.ctx.cost_ns = 0;
-        self.ctx.stall_ns = 0;
-        self.ctx.sleep_ns = 0;
+        self.ctx.begin_step();
         let wake = self.run(cx.machine(), now);
         self.stall_ns += self.ctx.stall_ns;
-        cx.charge_cpu(self.ctx.cost_ns - self.ctx.sleep_ns);
+        cx.charge_cpu(self.ctx.cpu_ns());
         wake
     }
     fn wants(&self, signal: Signal) -> bool {

@@ -336,9 +336,7 @@ impl Thread {
             self.stop(now, false);
             return Step::Finished;
         }
-        self.ctx.cost_ns = 0;
-        self.ctx.stall_ns = 0;
-        self.ctx.sleep_ns = 0;
+        self.ctx.begin_step();
         if matches!(self.kind, Kind::Trace { .. }) {
             return self.step_trace(node);
         }
@@ -517,7 +515,7 @@ impl Actor for Thread {
     fn step(&mut self, cx: &mut StepCx) -> Wake {
         let step = Thread::step(self, cx.machine());
         // What the chunk did on the CPU: accesses, faults, reclaim, think time.
-        cx.charge_cpu(self.ctx.cost_ns - self.ctx.sleep_ns);
+        cx.charge_cpu(self.ctx.cpu_ns());
         match step {
             Step::At(t) => Wake::At(t),
             Step::Finished => {

@@ -235,15 +235,13 @@ impl Actor for Simoops {
     }
     fn step(&mut self, cx: &mut StepCx) -> Wake {
         let now = cx.now();
-        self.ctx.cost_ns = 0;
-        self.ctx.stall_ns = 0;
-        self.ctx.sleep_ns = 0;
+        self.ctx.begin_step();
         let wake = self.run(cx.machine(), now);
         self.stall_ns += self.ctx.stall_ns;
         if matches!(self.phase, Phase::Alloc(_)) {
             self.alloc_stall += self.ctx.stall_ns;
         }
-        cx.charge_cpu(self.ctx.cost_ns - self.ctx.sleep_ns);
+        cx.charge_cpu(self.ctx.cpu_ns());
         wake
     }
     fn wants(&self, signal: Signal) -> bool {
