@@ -46,6 +46,7 @@ impl Machine {
             let mark = zone.wmark_pages(flags & ALLOC_WMARK_MASK);
             if flags & ALLOC_NO_WATERMARKS == 0
                 && !self.zone_watermark_ok(z, order, mark, hz, flags)
+                && !self.atomic_ignores_boost(z, order, hz, flags)
             {
                 continue;
             }
@@ -70,6 +71,19 @@ impl Machine {
             }
         }
         None
+    }
+
+    /// `zone_watermark_fast`'s exception: an order-0 request that cannot sleep, checked at the
+    /// min mark of a boosted zone, is checked again against the unboosted min (the boost is
+    /// there to wake kswapd early, not to fail atomic allocations).
+    #[cold]
+    fn atomic_ignores_boost(&self, z: usize, order: u32, hz: usize, flags: u32) -> bool {
+        let zone = &self.zones[z];
+        order == 0
+            && flags & ALLOC_NON_BLOCK != 0
+            && zone.watermark_boost > 0
+            && flags & ALLOC_WMARK_MASK == ALLOC_WMARK_MIN
+            && self.zone_watermark_ok(z, 0, zone.wmark.min, hz, flags)
     }
 
     /// The allocation just served from zone `z` stole less than a pageblock from another
@@ -495,6 +509,38 @@ mod tests {
         );
         let scn = crate::scenario::parse_str(&text, "t.toml").unwrap();
         crate::run::host_machine(&scn, 1, false).unwrap()
+    }
+
+    /// core-mm §2.5: at the min mark of a boosted zone, an order-0 request that cannot sleep
+    /// is checked against the unboosted min; others keep the boosted one.
+    #[test]
+    fn an_atomic_order0_request_ignores_the_boost_at_the_min_mark() {
+        use crate::machine::watermark::alloc_flags::*;
+        use crate::machine::watermark::MIGRATE_UNMOVABLE;
+        let mut m = machine("0");
+        let z = 1; // DMA32
+        m.zones[z].watermark_boost = 1000;
+        let min = m.zones[z].wmark.min;
+        // Leave DMA32 with its unboosted min + 100 free pages: below min + boost.
+        while m.zones[z].free_pages() > min + 100 {
+            m.get_page_from_freelist(0, ALLOC_NO_WATERMARKS, z, MIGRATE_UNMOVABLE)
+                .unwrap();
+        }
+        let only_dma32 = |m: &mut crate::machine::Machine, flags: u32| {
+            let before = m.zones[z].free_pages();
+            m.get_page_from_freelist(0, flags, z, MIGRATE_UNMOVABLE)
+                .filter(|_| m.zones[z].free_pages() < before)
+                .is_some()
+        };
+        // DMA keeps plenty free; take it out of the picture.
+        m.zones[0].watermark_boost = 1 << 30;
+        assert!(!only_dma32(&mut m, ALLOC_WMARK_MIN | ALLOC_KSWAPD));
+        assert!(only_dma32(&mut m, ALLOC_WMARK_MIN | ALLOC_NON_BLOCK));
+        // Not at the min mark: no exception.
+        assert!(!only_dma32(&mut m, ALLOC_WMARK_LOW | ALLOC_NON_BLOCK));
+        // Unboosted, it is the ordinary check.
+        m.zones[z].watermark_boost = 0;
+        assert!(only_dma32(&mut m, ALLOC_WMARK_MIN));
     }
 
     #[test]
