@@ -409,6 +409,7 @@ impl Machine {
     /// Drop anonymous vpage `vp`'s entry (`zap_pte_range` for one entry): its swap slot, or its
     /// page, which is freed unless it is under writeback (then it loses its owner and reclaim
     /// frees it once the I/O is done). Says what the entry was, for the owner's counters.
+    #[inline(always)]
     pub(super) fn zap_anon_pte(&mut self, vp: u32) -> Zapped {
         let pte = self.pte[vp as usize];
         // Dropping the entry drops its shadow too.

@@ -43,10 +43,19 @@ impl Machine {
             if !zone.is_managed() {
                 continue;
             }
-            let mark = zone.wmark_pages(flags & ALLOC_WMARK_MASK);
+            // `zone_watermark_fast` checks an order-0 request that cannot sleep, at the min mark
+            // of a boosted zone, against the unboosted min as well: the boost is there to wake
+            // kswapd early, not to fail atomic allocations. Passing the boosted mark implies
+            // passing the lower one, so the lower one alone decides.
+            let mut mark = zone.wmark_pages(flags & ALLOC_WMARK_MASK);
+            if zone.watermark_boost != 0
+                && order == 0
+                && flags & (ALLOC_NON_BLOCK | ALLOC_WMARK_MASK) == ALLOC_NON_BLOCK | ALLOC_WMARK_MIN
+            {
+                mark = zone.wmark.min;
+            }
             if flags & ALLOC_NO_WATERMARKS == 0
                 && !self.zone_watermark_ok(z, order, mark, hz, flags)
-                && !self.atomic_ignores_boost(z, order, hz, flags)
             {
                 continue;
             }
@@ -71,19 +80,6 @@ impl Machine {
             }
         }
         None
-    }
-
-    /// `zone_watermark_fast`'s exception: an order-0 request that cannot sleep, checked at the
-    /// min mark of a boosted zone, is checked again against the unboosted min (the boost is
-    /// there to wake kswapd early, not to fail atomic allocations).
-    #[cold]
-    fn atomic_ignores_boost(&self, z: usize, order: u32, hz: usize, flags: u32) -> bool {
-        let zone = &self.zones[z];
-        order == 0
-            && flags & ALLOC_NON_BLOCK != 0
-            && zone.watermark_boost > 0
-            && flags & ALLOC_WMARK_MASK == ALLOC_WMARK_MIN
-            && self.zone_watermark_ok(z, 0, zone.wmark.min, hz, flags)
     }
 
     /// The allocation just served from zone `z` stole less than a pageblock from another
