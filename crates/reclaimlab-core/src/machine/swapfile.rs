@@ -133,7 +133,8 @@ impl SwapSpace {
     pub fn alloc(&mut self, vp: u32) -> bool {
         if self.used < self.total {
             self.used += 1;
-            if let Some(m) = &mut self.slots {
+            // An ownerless page (its process gone) never gets a new slot; guard the map anyway.
+            if let (Some(m), false) = (&mut self.slots, vp == NIL) {
                 m.alloc(vp);
             }
             true
