@@ -218,6 +218,8 @@ def write_result_files(
     target = Path(target)
     with atomic_directory(target) as tmp:
         for i, (name, data) in enumerate(files.items()):
+            # A guest's files sit in a directory of their own (guests/<name>/vmstat).
+            (tmp / name).parent.mkdir(parents=True, exist_ok=True)
             (tmp / name).write_bytes(data)
             if i == 0 and _after_first_file is not None:
                 _after_first_file(tmp)

@@ -8,6 +8,7 @@
 //!   ftrace text; observers read the world and never change it.
 //! - [`actors`]: kswapd, kcompactd, the flusher, the oom_reaper, device completions, workloads.
 //! - [`world`]: machines, actors and observers on one clock; the actor contract.
+//! - [`virt`]: guests whose RAM lives in a host: the memory slot, the balloon device's reports.
 //! - [`machine`]: the memory model of one machine (zones, buddy, frames, LRU, swap, page cache,
 //!   writeback, reclaim, compaction, OOM, counters), named after the kernel sources it models.
 //! - [`engine`]: integer-nanosecond event queue, per-actor random streams, CPU time accounting.
@@ -22,8 +23,10 @@ pub mod observe;
 pub mod policy;
 pub mod run;
 pub mod run_fs;
+pub mod run_virt;
 pub mod scenario;
 pub mod trace;
+pub mod virt;
 pub mod world;
 
 pub use run::{run, InvariantMode, Run, RunOptions, RunOutput, SimError};

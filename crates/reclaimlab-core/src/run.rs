@@ -21,6 +21,7 @@ use crate::observe::ftrace::{TaskId, TaskTracer, TraceFormat, Tracer};
 use crate::observe::invariants::Checker;
 use crate::observe::render;
 use crate::observe::timeseries::{Sampler, Timeseries};
+use crate::observe::vm_rss::VmRss;
 use crate::policy;
 use crate::scenario::Scenario;
 use crate::world::Actor;
@@ -188,6 +189,7 @@ pub fn host_params(scn: &Scenario, seed: u64, trace: bool) -> Result<MachinePara
             dirty_ratio: scn.writeback.dirty_ratio,
             dirty_background_ratio: scn.writeback.dirty_background_ratio,
             watermark_boost_factor: scn.sysctl.watermark_boost_factor,
+            page_tables: scn.host.page_tables,
         },
         watermarks: policy::watermarks::SWITCH.make(choices.get("watermarks")),
         policy: MachinePolicies {
@@ -201,6 +203,85 @@ pub fn host_params(scn: &Scenario, seed: u64, trace: bool) -> Result<MachinePara
         },
         seed,
         trace,
+    })
+}
+
+/// A machine's workload threads, built from its `[[workload]]`s.
+pub(crate) struct WorkloadThreads {
+    pub threads: Vec<Thread>,
+    /// The filesystem workloads' threads (their own actor types): (start, who, actor).
+    pub fs_threads: Vec<(u64, TaskId, Box<dyn Actor>)>,
+    /// Anonymous pages of the traces' objects (known only once the traces are scanned).
+    pub trace_anon_pages: u64,
+}
+
+/// Build the threads of `workloads` on `machine` (its processes, regions and files), in
+/// scenario order, their times shifted by `offset_ns` (a guest's start).
+pub(crate) fn workload_threads(
+    workloads: &[crate::scenario::Workload],
+    machine: &mut Machine,
+    cpus: u32,
+    seed: u64,
+    offset_ns: u64,
+) -> Result<WorkloadThreads, SimError> {
+    // Workload threads, in scenario order: each workload is a process of the machine.
+    let mut threads: Vec<Thread> = Vec::new();
+    // The filesystem workloads' threads (their own actor types), after the others.
+    let mut fs_threads: Vec<(u64, TaskId, Box<dyn Actor>)> = Vec::new();
+    let mut trace_anon_pages = 0u64;
+    for w in workloads {
+        let task = machine.add_task(&w.name, w.oom_score_adj);
+        let start_ns = w.start_ns + offset_ns;
+        let deadline = w.duration_ns.map(|d| start_ns + d);
+        let origin = |i: usize| Origin {
+            workload: &w.name,
+            task,
+            pid: FIRST_TASK_PID + i as u32,
+            cpu: (i as u32 + 1) % cpus,
+            seed,
+            start_ns,
+            deadline_ns: deadline,
+        };
+        let region = |m: &mut Machine, pages: u64, anon: bool| {
+            m.add_region(task, pages, anon)
+                .map(|r| m.regions[r].base)
+                .map_err(SimError::Config)
+        };
+        if let Some(a) = &w.anon {
+            let pages = a.size_bytes.div_ceil(PAGE_SIZE);
+            let base = region(machine, pages, true)?;
+            threads.push(Thread::anon(&origin(threads.len()), a, base, pages as u32));
+        }
+        if let Some(f) = &w.file {
+            let pages = f.size_bytes.div_ceil(PAGE_SIZE);
+            let base = region(machine, pages, false)?;
+            threads.push(Thread::file(&origin(threads.len()), f, base, pages as u32));
+        }
+        if let Some(spec) = &w.trace {
+            let mut replay = TraceReplay::scan(spec).map_err(SimError::Trace)?;
+            let mut bases = [0u32; 2];
+            for (i, (pages, anon)) in [(replay.anon_pages, true), (replay.file_pages, false)]
+                .into_iter()
+                .enumerate()
+            {
+                if pages > 0 {
+                    bases[i] = region(machine, pages, anon)?;
+                }
+            }
+            trace_anon_pages += replay.anon_pages;
+            replay.place(bases[0], bases[1]);
+            threads.push(Thread::trace(&origin(threads.len()), spec, replay));
+        }
+        if let Some(spec) = &w.highorder {
+            threads.push(Thread::highorder(&origin(threads.len()), spec));
+        }
+        crate::run_fs::build_fs_threads(w, machine, &origin, threads.len(), &mut fs_threads)
+            .map_err(SimError::Config)?;
+    }
+    Ok(WorkloadThreads {
+        threads,
+        fs_threads,
+        trace_anon_pages,
     })
 }
 
@@ -227,10 +308,13 @@ pub struct Run<'a> {
     fs_threads: Vec<ActorId>,
     kswapd: ActorId,
     sampler: ActorId,
+    guests: Vec<crate::run_virt::GuestActors>,
+    vm_rss: Option<ActorId>,
     end_ns: u64,
     has_duration: bool,
     events: u64,
-    invariants: Option<Checker>,
+    /// One checker per machine (the host first, then the guests).
+    invariants: Option<Vec<Checker>>,
     stop_reason: String,
     wall_start: Instant,
     wall_ns: u64,
@@ -256,65 +340,11 @@ impl<'a> Run<'a> {
         if let Some(fs) = &scn.fs {
             machine.mount_fs(fs.clone(), scn.sysctl.vfs_cache_pressure);
         }
-        // Workload threads, in scenario order: each workload is a process of the machine.
-        let mut threads: Vec<Thread> = Vec::new();
-        // The filesystem workloads' threads (their own actor types), after the others.
-        let mut fs_threads: Vec<(u64, TaskId, Box<dyn Actor>)> = Vec::new();
-        let mut trace_anon_pages = 0u64;
-        for w in &scn.workloads {
-            let task = machine.add_task(&w.name, w.oom_score_adj);
-            let deadline = w.duration_ns.map(|d| w.start_ns + d);
-            let origin = |i: usize| Origin {
-                workload: &w.name,
-                task,
-                pid: FIRST_TASK_PID + i as u32,
-                cpu: (i as u32 + 1) % cpus,
-                seed,
-                start_ns: w.start_ns,
-                deadline_ns: deadline,
-            };
-            let region = |m: &mut Machine, pages: u64, anon: bool| {
-                m.add_region(task, pages, anon)
-                    .map(|r| m.regions[r].base)
-                    .map_err(SimError::Config)
-            };
-            if let Some(a) = &w.anon {
-                let pages = a.size_bytes.div_ceil(PAGE_SIZE);
-                let base = region(&mut machine, pages, true)?;
-                threads.push(Thread::anon(&origin(threads.len()), a, base, pages as u32));
-            }
-            if let Some(f) = &w.file {
-                let pages = f.size_bytes.div_ceil(PAGE_SIZE);
-                let base = region(&mut machine, pages, false)?;
-                threads.push(Thread::file(&origin(threads.len()), f, base, pages as u32));
-            }
-            if let Some(spec) = &w.trace {
-                let mut replay = TraceReplay::scan(spec).map_err(SimError::Trace)?;
-                let mut bases = [0u32; 2];
-                for (i, (pages, anon)) in [(replay.anon_pages, true), (replay.file_pages, false)]
-                    .into_iter()
-                    .enumerate()
-                {
-                    if pages > 0 {
-                        bases[i] = region(&mut machine, pages, anon)?;
-                    }
-                }
-                trace_anon_pages += replay.anon_pages;
-                replay.place(bases[0], bases[1]);
-                threads.push(Thread::trace(&origin(threads.len()), spec, replay));
-            }
-            if let Some(spec) = &w.highorder {
-                threads.push(Thread::highorder(&origin(threads.len()), spec));
-            }
-            crate::run_fs::build_fs_threads(
-                w,
-                &mut machine,
-                &origin,
-                threads.len(),
-                &mut fs_threads,
-            )
-            .map_err(SimError::Config)?;
-        }
+        let WorkloadThreads {
+            threads,
+            fs_threads,
+            trace_anon_pages,
+        } = workload_threads(&scn.workloads, &mut machine, cpus, seed, 0)?;
         for t in &threads {
             machine.mmget(t.task);
         }
@@ -337,9 +367,22 @@ impl<'a> Run<'a> {
             }
         }
 
+        // Guests: machines of their own, each with its VM process on this host.
+        let guests = crate::run_virt::build_guests(scn, &mut machine, seed)?;
+        let (guest_machines, vcpus, slots, guest_threads) = crate::run_virt::split(guests);
+
         let sampler = Sampler::new(&machine, cpus as usize, scn.sim.sample_interval_ns);
-        let invariants = (opts.invariants != InvariantMode::Off).then(|| Checker::new(&machine));
-        let mut world = World::new(vec![machine], &[cpus], scn.host.cpu_contention);
+        let invariants = (opts.invariants != InvariantMode::Off).then(|| {
+            std::iter::once(&machine)
+                .chain(&guest_machines)
+                .map(Checker::new)
+                .collect::<Vec<_>>()
+        });
+        let mut machines = vec![machine];
+        machines.extend(guest_machines);
+        let mut all_cpus = vec![cpus];
+        all_cpus.extend(vcpus);
+        let mut world = World::new(machines, &all_cpus, scn.host.cpu_contention);
         let choices = &scn.policy.choices;
 
         // Registration order is the order of first scheduling: workload threads at their
@@ -387,6 +430,14 @@ impl<'a> Run<'a> {
             world.start(worker, XfsReclaimWorker::period_ns(fs.xfssyncd_centisecs));
         }
 
+        let guests = crate::run_virt::start_guests(&mut world, scn, 0, 1, slots, guest_threads);
+        let vm_rss = (!scn.guests.is_empty()).then(|| {
+            let names = scn.guests.iter().map(|g| g.name.clone()).collect();
+            let id = world.add_observer(Box::new(VmRss::new(names, scn.sim.sample_interval_ns)));
+            world.start(id, 0);
+            id
+        });
+
         if let Some(format) = opts.trace {
             let kswapd0 = TaskId::new("kswapd0", KSWAPD_PID, 0);
             let mut sink = TaskTracer::new(Tracer::new(format, cpus), kswapd0.clone());
@@ -413,6 +464,8 @@ impl<'a> Run<'a> {
             fs_threads: fs_ids,
             kswapd,
             sampler: sampler_id,
+            guests,
+            vm_rss,
             end_ns,
             has_duration,
             events: 0,
@@ -482,6 +535,10 @@ impl<'a> Run<'a> {
                 self.stop_reason = format!("kernel panic: {why}");
                 break;
             }
+            if self.scn.oom.stop_on_kill && !self.world.machines[0].oom_kills.is_empty() {
+                self.stop_reason = "OOM kill on the host".into();
+                break;
+            }
             if !self.has_duration && !self.world.held_open() {
                 self.stop_reason = "all workloads finished".into();
                 break;
@@ -493,7 +550,7 @@ impl<'a> Run<'a> {
         if self.world.now() >= self.end_ns && !self.has_duration {
             self.stop_reason = "max_duration reached".into();
         }
-        if self.has_duration {
+        if self.has_duration && self.stop_reason == "duration reached" {
             self.world.advance_to(self.end_ns);
         } else {
             self.world.advance_to(self.world.now());
@@ -511,9 +568,24 @@ impl<'a> Run<'a> {
             .invariants
             .as_mut()
             .expect("checker built when invariants are on");
-        checker
-            .check(&self.world.machines[0])
-            .map_err(|m| SimError::Invariant(format!("at {now} ns: {m}")))
+        for (m, c) in checker.iter_mut().enumerate() {
+            let which = if m == 0 {
+                String::new()
+            } else {
+                format!("guest {}: ", self.scn.guests[m - 1].name)
+            };
+            c.check(&self.world.machines[m])
+                .map_err(|e| SimError::Invariant(format!("at {now} ns: {which}{e}")))?;
+        }
+        for (g, h, slot) in self.world.guest_memories() {
+            slot.check(&self.world.machines[h]).map_err(|e| {
+                SimError::Invariant(format!(
+                    "at {now} ns: guest {}: {e}",
+                    self.scn.guests[g - 1].name
+                ))
+            })?;
+        }
+        Ok(())
     }
 
     /// The run's outputs, rendered.
@@ -529,7 +601,30 @@ impl<'a> Run<'a> {
         if sampler.last_time() != Some(now) {
             sampler.sample(now, &self.world);
         }
-        let fs_summary = crate::run_fs::fs_summary(&self.world, &self.fs_threads, now);
+        let mut vm_rss = self.vm_rss.and_then(|id| {
+            self.world
+                .remove_observer(id)
+                .and_then(|o| o.into_any().downcast::<VmRss>().ok())
+        });
+        if let Some(v) = vm_rss.as_mut() {
+            if v.last_time() != Some(now) {
+                v.sample(now, &self.world);
+            }
+        }
+        let mut fs_summary = crate::run_fs::fs_summary(&self.world, &self.fs_threads, now);
+        let mut guest_files = Vec::new();
+        if let Some(v) = &vm_rss {
+            let (files, rows) =
+                crate::run_virt::guest_outputs(&self.world, self.scn, &self.guests, &v.peaks());
+            guest_files = files;
+            guest_files.push(("vm_rss.csv".to_string(), v.csv()));
+            let mut obj = match fs_summary.take() {
+                Some(serde_json::Value::Object(o)) => o,
+                _ => serde_json::Map::new(),
+            };
+            obj.insert("guests".into(), rows);
+            fs_summary = Some(serde_json::Value::Object(obj));
+        }
         let fs_stall = crate::run_fs::fs_threads_stall_ns(&self.world, &self.fs_threads);
         let mut extra_files = Vec::new();
         if !self.world.machines[0].shrinkers.is_empty() {
@@ -538,6 +633,7 @@ impl<'a> Run<'a> {
             let debugfs = crate::run_fs::shrinker_debugfs_text(m);
             extra_files.push(("shrinker_debugfs".to_string(), debugfs));
         }
+        extra_files.extend(guest_files);
         let node = &self.world.machines[0];
         let counters: Vec<(String, u64)> =
             node.vm.named().map(|(n, v)| (n.to_string(), v)).collect();

@@ -9,6 +9,6 @@ functions as well as from runs) is run by it instead.
 
 from __future__ import annotations
 
-from . import kswapd_highorder, shrinker_deferral
+from . import free_page_hinting, kswapd_highorder, shrinker_deferral
 
-EXPERIMENTS = {m.NAME: m for m in (kswapd_highorder, shrinker_deferral)}
+EXPERIMENTS = {m.NAME: m for m in (kswapd_highorder, shrinker_deferral, free_page_hinting)}

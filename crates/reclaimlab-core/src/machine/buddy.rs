@@ -37,6 +37,15 @@ pub struct FreeArea {
     /// A fallback steal of a block smaller than a pageblock happened (an external
     /// fragmentation event): the allocator boosts the zone's watermarks and clears this.
     pub fragmentation_event: bool,
+    /// A guest's hinting wants to hear of frees that merge into a block of at least this
+    /// order (`page_reporting_order` for free page reporting); `MAX_ORDER`: nobody listens.
+    pub notify_order: usize,
+    /// Such blocks (head, order) since the machine last looked (`page_reporting.rs` drains it).
+    pub merged: Vec<(u32, u8)>,
+    /// `PG_reported`, one bit per frame of the zone (indexed from `start`): set on a block put
+    /// back after a report that did not merge, cleared whenever the block leaves its list.
+    /// Empty unless the machine reports free pages.
+    reported: Vec<u64>,
 }
 
 #[inline]
@@ -54,7 +63,25 @@ impl FreeArea {
             nr_free: [[0; MIGRATE_TYPES]; MAX_ORDER],
             free_pages: 0,
             fragmentation_event: false,
+            notify_order: MAX_ORDER,
+            merged: Vec::new(),
+            reported: Vec::new(),
         }
+    }
+
+    /// Keep `PG_reported` bits for this zone (a guest that reports free pages).
+    pub fn track_reported(&mut self) {
+        let n = (self.end - self.start) as usize;
+        self.reported = vec![0; n.div_ceil(64)];
+    }
+
+    /// The free block whose head is `pfn` was reported and has not left its list since.
+    #[inline]
+    pub fn is_reported(&self, pfn: u32) -> bool {
+        let i = (pfn - self.start) as usize;
+        self.reported
+            .get(i / 64)
+            .is_some_and(|w| w & (1 << (i % 64)) != 0)
     }
 
     /// Blocks of each order over all migratetypes (`/proc/buddyinfo`).
@@ -82,6 +109,11 @@ impl FreeArea {
         self.lists[order][mt].remove(fr, pfn);
         self.nr_free[order][mt] -= 1;
         fr.clear_buddy_head(pfn);
+        if !self.reported.is_empty() {
+            // Leaving the free list (allocation, merge, isolation) clears PG_reported.
+            let i = (pfn - self.start) as usize;
+            self.reported[i / 64] &= !(1 << (i % 64));
+        }
     }
 
     /// The migratetype list a free block head is on (`Frames::buddy_list_mt`).
@@ -141,6 +173,45 @@ impl FreeArea {
             tail = self.is_free_head(fr, higher_buddy, order + 1);
         }
         self.add_block(fr, pfn, order, mt, tail);
+        if order >= self.notify_order {
+            self.merged.push((pfn, order as u8));
+        }
+    }
+
+    /// `__putback_isolated_page` after a report (FPI_TO_TAIL | FPI_SKIP_REPORT_NOTIFY): free the
+    /// isolated block at the tail of its list, merging as any free does but telling nobody; a
+    /// block that did not merge is marked reported. Returns whether it was.
+    pub fn putback_reported(
+        &mut self,
+        fr: &mut Frames,
+        pageblock_mt: &[u8],
+        pfn: u32,
+        order: usize,
+    ) -> bool {
+        let notify = std::mem::replace(&mut self.notify_order, MAX_ORDER);
+        let mt = pageblock_mt[pageblock_of(pfn)] as usize;
+        self.free_as(fr, pageblock_mt, pfn, order, mt);
+        self.notify_order = notify;
+        let unmerged = fr.is_buddy_head_of_order(pfn, order);
+        if unmerged {
+            let lmt = Self::list_mt_of(fr, pfn);
+            // To the tail, where allocations (which take from the head) reach it last.
+            self.lists[order][lmt].remove(fr, pfn);
+            self.lists[order][lmt].push_tail(fr, pfn);
+            if !self.reported.is_empty() {
+                let i = (pfn - self.start) as usize;
+                self.reported[i / 64] |= 1 << (i % 64);
+            }
+        }
+        unmerged
+    }
+
+    /// The free block that holds frame `pfn`, if `pfn` is free in the buddy: (head, order).
+    pub fn free_block_of(&self, fr: &Frames, pfn: u32) -> Option<(u32, usize)> {
+        (0..MAX_ORDER).find_map(|o| {
+            let head = pfn & !((1u32 << o) - 1);
+            self.is_free_head(fr, head, o).then_some((head, o))
+        })
     }
 
     /// Remove the free block whose head is `pfn` from its list (compaction isolating a free

@@ -213,6 +213,8 @@ impl Machine {
             self.zones[z].free_area.fragmentation_event = false;
             stats.free_scanned += 1;
             stats.isolated += 2;
+            // The copy writes the target frame: a guest's host must back it.
+            self.guest_alloc(new, 0);
             self.migrate_page(old, new);
             stats.migrated += 1;
         }
@@ -222,6 +224,7 @@ impl Machine {
         self.zones[z]
             .free_area
             .free(&mut self.frames, &self.pageblock_mt, blk, order as usize);
+        self.guest_after_free();
         self.vm.add(VmEvent::PgmigrateSuccess, stats.migrated);
         true
     }

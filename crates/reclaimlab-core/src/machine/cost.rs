@@ -44,3 +44,30 @@ pub struct CostModel {
     /// (an IPI and a context switch); a slower guest (TCG) takes far longer.
     pub wakeup_latency_ns: u64,
 }
+
+/// What crossing between a guest and its host costs (mechanisms.md §D.0, §D3): estimates, not
+/// measurements; every one is a `[guest.kvm]` key so a study can vary it. The guest kernel
+/// charges the hinting costs, the memory slot (`virt::kvm_main`) the host faults and discards.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KvmCost {
+    /// A guest's first touch of a frame the host has not backed: the EPT violation exit, the
+    /// host's anonymous fault with its zeroing, and the re-entry (`c_fault4k`), on top of the
+    /// host fault's own cost in the host's `[cost]`.
+    pub host_fault_ns: u64,
+    /// One report round trip: the guest queues the list and kicks the device, the host wakes
+    /// the device thread, handles the list and acks, the guest takes the interrupt
+    /// (`t_report`, besides the discards themselves).
+    pub report_ns: u64,
+    /// The host dropping one 4 KiB page of a reported range (`MADV_DONTNEED`: unmap, free,
+    /// TLB flush share).
+    pub discard_page_ns: u64,
+    /// Isolating one free block from the guest's buddy and putting it back (`t_iso`).
+    pub isolate_ns: u64,
+    /// One synchronous hypercall exit and re-entry (Duyck's per-free hint).
+    pub hypercall_ns: u64,
+    /// One comparison of the RFC v8 capture array's inline scan (O(N^2) over 1,000 entries).
+    pub scan_compare_ns: u64,
+    /// From the capture array filling to the hinting kthread running on that CPU: the freeing
+    /// task goes on (and its frees are lost) until it reaches a preemption point.
+    pub kthread_wakeup_ns: u64,
+}

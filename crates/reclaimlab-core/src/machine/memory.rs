@@ -109,7 +109,13 @@ pub struct Region {
     pub task: usize,
     /// Swap readahead state of an anonymous region (`vma->swap_readahead_info`).
     pub swap_ra: super::swap_state::SwapRaInfo,
+    /// Its page-table pages, one per 512 vpages from `base` (`NIL`: not allocated yet); empty
+    /// unless the machine models page tables.
+    pub pt: Vec<u32>,
 }
+
+/// Entries of one page-table page (x86_64: 512 8-byte PTEs, 2 MiB of address space).
+pub const PTRS_PER_PTE: u32 = 512;
 
 /// What [`Machine::zap_anon_pte`] dropped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -228,6 +234,7 @@ impl Machine {
             anon,
             task,
             swap_ra: Default::default(),
+            pt: Vec::new(),
         });
         let r = self.regions.len() - 1;
         if anon {
@@ -281,6 +288,11 @@ impl Machine {
 
     /// First touch: allocate, zero and map a page (`do_anonymous_page`).
     fn anon_fault(&mut self, vp: u32, write: bool, t: &mut TaskCtx) -> Access {
+        if self.cfg.page_tables {
+            if let Err(a) = self.pte_alloc(vp, t) {
+                return a;
+            }
+        }
         let pfn = match self.alloc_pages(super::gfp::GFP_HIGHUSER_MOVABLE, 0, t) {
             Ok(p) => p,
             Err(a) => return a,
@@ -368,6 +380,29 @@ impl Machine {
         Access::Block(done)
     }
 
+    /// `pte_alloc`: the page-table page that maps `vp`, allocated (GFP_PGTABLE_USER, an
+    /// unmovable kernel page) at the first fault in its 2 MiB of the region. It lives until the
+    /// region is torn down, so it sits among the region's pages in physical memory and keeps
+    /// their blocks from merging until the process exits.
+    #[cold]
+    fn pte_alloc(&mut self, vp: u32, t: &mut TaskCtx) -> Result<(), Access> {
+        let Some(r) = self.region_of(vp) else {
+            return Ok(());
+        };
+        let i = ((vp - self.regions[r].base) / PTRS_PER_PTE) as usize;
+        if self.regions[r].pt.is_empty() {
+            let n = self.regions[r].pages.div_ceil(PTRS_PER_PTE) as usize;
+            self.regions[r].pt = vec![NIL; n];
+        }
+        if self.regions[r].pt[i] != NIL {
+            return Ok(());
+        }
+        let pfn = self.alloc_pages(super::gfp::GFP_KERNEL, 0, t)?;
+        self.mark_kernel_pages(pfn, 0);
+        self.regions[r].pt[i] = pfn;
+        Ok(())
+    }
+
     /// A thread of `task` starts using its address space (`mmget`).
     pub fn mmget(&mut self, task: usize) {
         self.tasks[task].users += 1;
@@ -404,6 +439,12 @@ impl Machine {
         let tm = &mut self.tasks[task];
         tm.rss_anon = 0;
         tm.swapents = 0;
+        // `free_pgtables`: the page tables go after the pages they mapped.
+        for pfn in std::mem::take(&mut self.regions[r].pt) {
+            if pfn != NIL {
+                self.free_pages(pfn, 0);
+            }
+        }
     }
 
     /// Drop anonymous vpage `vp`'s entry (`zap_pte_range` for one entry): its swap slot, or its

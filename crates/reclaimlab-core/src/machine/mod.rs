@@ -23,6 +23,7 @@ pub mod madvise;
 pub mod memory;
 pub mod oom_kill;
 pub mod page_alloc;
+pub mod page_reporting;
 pub mod page_writeback;
 pub mod policy;
 pub mod rmap;
@@ -130,6 +131,9 @@ pub struct MachineConfig {
     pub dirty_background_ratio: u64,
     /// `vm.watermark_boost_factor`.
     pub watermark_boost_factor: u64,
+    /// Anonymous memory has page-table pages (one unmovable kernel page per 2 MiB touched,
+    /// freed at exit).
+    pub page_tables: bool,
 }
 
 /// The policy variants the memory model consults (`[policy]`, built from the registry).
@@ -225,6 +229,14 @@ pub struct Machine {
     zone_start: [u32; MAX_NR_ZONES],
     /// Facts raised for the world since it last looked.
     pub outbox: Outbox,
+    /// A guest's side of its host: hinting, and the frames it touched and reported (`None` on
+    /// a machine that is not a guest).
+    pub guest: Option<Box<page_reporting::GuestSide>>,
+    /// Host pages their guest marked unused (s390 CMMA), one bit per vpage; empty unless a
+    /// guest uses CMMA. Reclaim drops such a page instead of swapping it.
+    pub pte_unused: Vec<u64>,
+    /// Pages reclaim dropped that way.
+    pub unused_discarded: u64,
     /// Reclaim events, when the run records them.
     pub tracepoints: Tracepoints,
     /// Registered slab shrinkers, in registration order (none: `shrink_slab` does nothing).
@@ -379,6 +391,9 @@ impl Machine {
                 }
             }),
             outbox: Outbox::default(),
+            guest: None,
+            pte_unused: Vec::new(),
+            unused_discarded: 0,
             tracepoints: Tracepoints::new(p.trace),
             shrinkers: Default::default(),
             reclaimed_slab: 0,

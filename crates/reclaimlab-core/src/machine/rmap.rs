@@ -46,4 +46,42 @@ impl Machine {
             m.swapents += 1;
         }
     }
+
+    /// The guest using this host page marked it unused (s390 CMMA's `ESSA SET_UNUSED`).
+    #[inline]
+    pub fn pte_unused_test(&self, vp: u32) -> bool {
+        let i = vp as usize;
+        self.pte_unused
+            .get(i / 64)
+            .is_some_and(|w| w & (1 << (i % 64)) != 0)
+    }
+
+    /// Mark host pages `[vp, vp + n)` unused by their guest, or stable again.
+    pub fn mark_pte_unused(&mut self, vp: u32, n: u32, unused: bool) {
+        let need = self.pte.len().div_ceil(64);
+        if self.pte_unused.len() < need {
+            self.pte_unused.resize(need, 0);
+        }
+        for v in vp..vp + n {
+            let (w, b) = (v as usize / 64, v % 64);
+            if unused {
+                self.pte_unused[w] |= 1 << b;
+            } else {
+                self.pte_unused[w] &= !(1 << b);
+            }
+        }
+    }
+
+    /// Reclaim drops a mapped anonymous page its guest marked unused: the entry becomes none,
+    /// nothing is written.
+    pub(super) fn discard_unused(&mut self, pfn: u32, vp: u32) {
+        self.pte[vp as usize] = super::memory::PTE_NONE;
+        self.stat.nr_anon_pages -= 1;
+        if let Some(task) = self.anon_owner(vp) {
+            self.tasks[task].rss_anon -= 1;
+        }
+        self.mark_pte_unused(vp, 1, false);
+        self.unused_discarded += 1;
+        let _ = pfn;
+    }
 }

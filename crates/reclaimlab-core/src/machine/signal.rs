@@ -23,11 +23,13 @@ pub enum Signal {
     Dirtied,
     /// The OOM killer found nothing to kill: the kernel panics and the run ends.
     Panic,
+    /// A guest's hinting variant wants its worker to run (`GuestSide::work_due`).
+    HintingWork,
 }
 
 impl Signal {
     /// Number of kinds of signal.
-    pub const KINDS: usize = 7;
+    pub const KINDS: usize = 8;
 
     /// The kind's index, in declaration order (the order pending signals are taken in).
     pub fn kind(self) -> usize {
@@ -39,6 +41,7 @@ impl Signal {
             Signal::OomKill(_) => 4,
             Signal::Dirtied => 5,
             Signal::Panic => 6,
+            Signal::HintingWork => 7,
         }
     }
 
@@ -51,7 +54,8 @@ impl Signal {
             3 => Signal::DiskIo,
             4 => Signal::OomKill(victim),
             5 => Signal::Dirtied,
-            _ => Signal::Panic,
+            6 => Signal::Panic,
+            _ => Signal::HintingWork,
         }
     }
 }

@@ -7,3 +7,4 @@ pub mod render;
 pub mod slab_invariants;
 pub mod summary;
 pub mod timeseries;
+pub mod vm_rss;

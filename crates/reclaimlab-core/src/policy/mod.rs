@@ -9,6 +9,7 @@
 //! `[policy]` table has one key per switch, `reclaimlab policies` lists them, and an unknown
 //! name is an error that lists the valid ones, all from the tables here.
 
+pub mod hinting;
 pub mod kcompactd;
 pub mod kswapd_balance;
 pub mod kswapd_loop;
@@ -122,7 +123,7 @@ impl<T: ?Sized + 'static> SwitchInfo for Switch<T> {
 
 /// Every switch, in the order the scenario's `[policy]` table and `reclaimlab policies` list
 /// them. A switch whose default is a preset comes after the switch it follows.
-pub fn switches() -> [&'static dyn SwitchInfo; 8] {
+pub fn switches() -> [&'static dyn SwitchInfo; 9] {
     [
         &kswapd_balance::SWITCH,
         &watermarks::SWITCH,
@@ -132,6 +133,7 @@ pub fn switches() -> [&'static dyn SwitchInfo; 8] {
         &kswapd_loop::SWITCH,
         &shrinker::SWITCH,
         &xfs_reclaim::SWITCH,
+        &hinting::SWITCH,
     ]
 }
 

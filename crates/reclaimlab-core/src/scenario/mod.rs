@@ -44,8 +44,47 @@ pub struct Scenario {
     pub policy: PolicyConfig,
     /// A mounted XFS filesystem (`[fs]`), for the fsmark and simoops workloads.
     pub fs: Option<FsConfig>,
+    /// Virtual machines run by this host (`[[guest]]`), each a machine of its own.
+    pub guests: Vec<GuestConfig>,
     pub workloads: Vec<Workload>,
 }
+
+/// A KVM guest (`[[guest]]`): a machine of its own whose RAM is anonymous memory of one process
+/// (the VM) on the host.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GuestConfig {
+    pub name: String,
+    pub ram_bytes: u64,
+    pub vcpus: u32,
+    pub machine: MachineType,
+    /// Transparent huge pages in the guest kernel.
+    pub thp: bool,
+    /// The guest's anonymous memory has page-table pages.
+    pub page_tables: bool,
+    /// An aged guest: one pinned kernel page in every `fragment_stride` pages of its Normal
+    /// zone, so no free block of that size forms there.
+    pub fragment_stride: Option<u32>,
+    /// Host time at which the VM starts (its workloads' times count from here).
+    pub start_ns: u64,
+    /// Host time at which the VM shuts down (its process exits); `None`: it runs to the end.
+    pub shutdown_ns: Option<u64>,
+    /// Memory the guest kernel holds after booting: touched, so host-resident from the start.
+    pub boot_resident_bytes: u64,
+    /// `page_reporting.page_reporting_order`: the smallest order the reporting variants report.
+    pub page_reporting_order: u32,
+    /// Discards are inhibited on the host (device assignment, postcopy): reports are acked
+    /// without discarding anything.
+    pub discard_inhibited: bool,
+    pub sysctl: Sysctl,
+    pub swap: SwapDevice,
+    pub cost: CostModel,
+    pub kvm: KvmCost,
+    pub policy: PolicyConfig,
+    pub workloads: Vec<Workload>,
+}
+
+/// The `[guest.kvm]` table: what crossing between a guest and its host costs.
+pub use crate::virt::KvmCost;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct SimConfig {
@@ -86,6 +125,8 @@ pub struct HostConfig {
     /// Model 6.1's per-CPU page lists (order-0 pages cached per CPU, invisible to the
     /// watermark checks); off: every free goes straight to the buddy.
     pub pcp_lists: bool,
+    /// Anonymous memory has page-table pages (one unmovable page per 2 MiB touched).
+    pub page_tables: bool,
 }
 
 impl HostConfig {
@@ -176,6 +217,8 @@ pub struct OomConfig {
     pub allowed: bool,
     /// Delay between the kill and the oom_reaper freeing the victim's memory.
     pub reaper_delay_ns: u64,
+    /// End the run at the host's first OOM kill.
+    pub stop_on_kill: bool,
 }
 
 /// `[policy]`: the variant chosen for every switch of the policy registry (`crate::policy`),

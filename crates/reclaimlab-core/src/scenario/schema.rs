@@ -346,6 +346,9 @@ pub struct Array<P: 'static, C: 'static> {
     pub get_mut: fn(&mut P) -> &mut Vec<C>,
     /// What an empty or missing array means, and how to add an element.
     pub missing: (&'static str, &'static str),
+    /// The parent (parsed so far) does without the array: none is fine then (a scenario
+    /// whose guests do the work needs no host workload; a guest may idle).
+    pub optional_if: fn(&P) -> bool,
     /// A key whose value must differ between elements.
     pub unique: Option<Unique<C>>,
 }

@@ -12,7 +12,7 @@ use super::source::join;
 use super::Scenario;
 
 /// "workload[1].anon" -> "workload.anon": a path as a header names it.
-fn plain(path: &str) -> String {
+pub(super) fn plain(path: &str) -> String {
     path.split('.')
         .map(|p| p.split('[').next().unwrap_or(p))
         .collect::<Vec<_>>()
@@ -79,6 +79,9 @@ impl<P, C: Default> Child<P> for Array<P, C> {
         let header = format!("[[{}]]", join(&plain(&parent.path), name));
         let (missing, add) = self.missing;
         let Some(f) = parent.field(name) else {
+            if (self.optional_if)(out) {
+                return Ok(());
+            }
             let path = join(&parent.path, name);
             return Err(cx.error(parent.at, &path, missing).with_help(add));
         };
@@ -135,7 +138,7 @@ impl<P, C: Default> Child<P> for Array<P, C> {
                     )))
             }
         }
-        if tables.is_empty() {
+        if tables.is_empty() && !(self.optional_if)(out) {
             return Err(f.err(cx, missing).with_help(add));
         }
         let items = (self.get_mut)(out);
@@ -164,7 +167,7 @@ impl<P, C: Default> Child<P> for Array<P, C> {
     }
     fn doc(&self, out: &mut String, prefix: &str) {
         let path = join(prefix, self.section.name);
-        let note = format!("An array of tables: one or more, each under its own `[[{path}]]`.");
+        let note = format!("An array of tables, each under its own `[[{path}]]`.");
         doc_section(out, self.section, &format!("[[{path}]]"), &note, &path);
     }
 }

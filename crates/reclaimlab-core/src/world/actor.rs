@@ -79,6 +79,7 @@ pub struct StepCx<'a> {
     pub(super) queue: &'a mut EventQueue,
     pub(super) charged: u64,
     pub(super) failure: &'a mut Option<Failure>,
+    pub(super) halts: &'a mut Vec<MachineId>,
 }
 
 impl StepCx<'_> {
@@ -90,6 +91,11 @@ impl StepCx<'_> {
     /// This actor's id.
     pub fn me(&self) -> ActorId {
         self.me
+    }
+
+    /// Which machine the actor runs on.
+    pub fn home(&self) -> MachineId {
+        self.home
     }
 
     /// The machine the actor runs on.
@@ -117,6 +123,11 @@ impl StepCx<'_> {
     /// When this actor is due next, if it is.
     pub fn due(&self) -> Option<u64> {
         self.queue.due(self.me)
+    }
+
+    /// Stop every actor of machine `m` after this call (a VM killed or shut down by its host).
+    pub fn halt_machine(&mut self, m: MachineId) {
+        self.halts.push(m);
     }
 
     /// Stop the run with this failure after the current step.

@@ -16,6 +16,7 @@ use crate::engine::cpu::Cpus;
 use crate::engine::{ActorId, EventQueue};
 use crate::machine::tracepoint::Tracepoint;
 use crate::machine::{Machine, Signal};
+use crate::virt::GuestMemory;
 pub use actor::{Actor, Failure, MachineId, StepCx, Wake};
 
 /// Something that reads the world at times of its choosing and never changes it (the time
@@ -63,6 +64,17 @@ struct Member {
     open: bool,
 }
 
+/// `wake` pushed back so that it is no earlier than `t` (an actor that waited on its host).
+#[inline]
+fn delayed(wake: Wake, t: u64) -> Wake {
+    match wake {
+        Wake::At(x) => Wake::At(x.max(t)),
+        Wake::NoLaterThan(x) => Wake::At(x.max(t)),
+        Wake::IfIdle(x) => Wake::IfIdle(x.max(t)),
+        w => w,
+    }
+}
+
 #[inline]
 pub(crate) fn apply(q: &mut EventQueue, id: ActorId, wake: Wake) {
     match wake {
@@ -91,6 +103,10 @@ pub struct World {
     failure: Option<Failure>,
     /// The machine whose kernel panicked, and why.
     pub panic: Option<(MachineId, String)>,
+    /// Per machine: the host it is a guest of and its memory slot there (`None`: not a guest).
+    links: Vec<Option<(MachineId, GuestMemory)>>,
+    /// Machines halted by an actor (a VM that was killed or shut down), to stop after the call.
+    halts: Vec<MachineId>,
 }
 
 impl World {
@@ -113,13 +129,79 @@ impl World {
             trace: None,
             failure: None,
             panic: None,
+            links: (0..n).map(|_| None).collect(),
+            halts: Vec::new(),
         }
+    }
+
+    /// Make machine `guest` a guest of `host` with this memory slot: after every call into one
+    /// of its actors, what it did to its memory is replayed on the host and the actor waits
+    /// for that.
+    pub fn link_guest(&mut self, guest: MachineId, host: MachineId, slot: GuestMemory) {
+        assert!(guest != host, "a machine cannot be its own guest");
+        self.links[guest] = Some((host, slot));
+    }
+
+    /// The memory slot of guest machine `m`.
+    pub fn guest_memory(&self, m: MachineId) -> Option<&GuestMemory> {
+        self.links[m].as_ref().map(|(_, s)| s)
+    }
+
+    /// The guests' memory slots: (guest, host, slot).
+    pub fn guest_memories(&self) -> impl Iterator<Item = (MachineId, MachineId, &GuestMemory)> {
+        self.links
+            .iter()
+            .enumerate()
+            .filter_map(|(g, l)| l.as_ref().map(|(h, s)| (g, *h, s)))
+    }
+
+    /// Stop every actor of machine `m` for good (its VM is gone); its memory slot replays
+    /// nothing more.
+    pub fn halt_machine(&mut self, m: MachineId) {
+        for i in 0..self.members.len() {
+            let member = &mut self.members[i];
+            if member.home != m || member.done || !matches!(member.slot, Slot::Actor(_)) {
+                continue;
+            }
+            member.done = true;
+            if member.open {
+                member.open = false;
+                self.n_open -= 1;
+            }
+            self.queue.cancel(i as ActorId);
+        }
+        if let Some((_, slot)) = &mut self.links[m] {
+            slot.dead = true;
+        }
+    }
+
+    /// Replay what the last call on guest machine `m` did on its host; the time the call's
+    /// actor waits for it.
+    #[inline]
+    fn sync_guest(&mut self, m: MachineId) -> u64 {
+        let Some((host, slot)) = self.links[m].as_mut() else {
+            return 0;
+        };
+        let (g, h) = if m < *host {
+            let (a, b) = self.machines.split_at_mut(*host);
+            (&mut a[m], &mut b[0])
+        } else {
+            let (a, b) = self.machines.split_at_mut(m);
+            (&mut b[0], &mut a[*host])
+        };
+        slot.sync(g, h)
     }
 
     /// Add an actor; it starts with the given wake-up (`Idle`: until something wakes it).
     pub fn add_actor(&mut self, actor: Box<dyn Actor>) -> ActorId {
-        let id = self.queue.add_actor();
         let m = actor.machine();
+        self.add_actor_on(m, actor)
+    }
+
+    /// Add an actor to run on machine `m` (a guest's kernel threads and workloads are the
+    /// same actors as a host's, on another machine).
+    pub fn add_actor_on(&mut self, m: MachineId, actor: Box<dyn Actor>) -> ActorId {
+        let id = self.queue.add_actor();
         for (sig, subs) in &mut self.subscribers[m] {
             if actor.wants(*sig) {
                 subs.push(id);
@@ -292,15 +374,39 @@ impl World {
                     queue: &mut self.queue,
                     charged: 0,
                     failure: &mut self.failure,
+                    halts: &mut self.halts,
                 };
-                let wake = a.step(&mut cx);
-                let charged = cx.charged;
+                let mut wake = a.step(&mut cx);
+                let mut charged = cx.charged;
+                if self.links[home].is_some() {
+                    // The vCPU waits for its host: faults, discards, report round trips.
+                    let wait = self.sync_guest(home);
+                    if wait > 0 {
+                        charged += wait;
+                        wake = delayed(wake, now + charged);
+                    }
+                }
                 self.cpus[home].charge(cpu, now, charged);
                 self.after_call(id, Some(wake));
                 self.deliver(home);
+                if self.links[home].is_some() || !self.halts.is_empty() {
+                    self.after_guest_call(home);
+                }
             }
         }
         true
+    }
+
+    /// After a call on guest machine `m`: its host's signals (a kswapd wake, an OOM kill
+    /// from a host fault) go out now, and machines an actor halted stop.
+    #[cold]
+    fn after_guest_call(&mut self, m: MachineId) {
+        if let Some((host, _)) = self.links[m] {
+            self.deliver(host);
+        }
+        while let Some(h) = self.halts.pop() {
+            self.halt_machine(h);
+        }
     }
 
     /// Bookkeeping after a call into actor `id`: apply its wake, note whether it is finished
@@ -342,6 +448,15 @@ impl World {
                 let why = self.machines[m].oom_panic.clone().unwrap_or_default();
                 self.panic.get_or_insert((m, why));
             }
+            if let Signal::OomKill(victim) = sig {
+                // A VM process killed on its host takes its guest with it.
+                let killed: Vec<MachineId> = self
+                    .guest_memories()
+                    .filter(|&(_, h, s)| h == m && s.task == victim)
+                    .map(|(g, _, _)| g)
+                    .collect();
+                self.halts.extend(killed);
+            }
             let k = sig.kind();
             for j in 0..self.subscribers[m][k].1.len() {
                 let id = self.subscribers[m][k].1[j];
@@ -363,8 +478,14 @@ impl World {
                     queue: &mut self.queue,
                     charged: 0,
                     failure: &mut self.failure,
+                    halts: &mut self.halts,
                 };
                 let wake = a.on_signal(sig, &mut cx);
+                if self.links[m].is_some() {
+                    // What a guest's handler did reaches its host too (its time is not
+                    // charged: signal handlers run inside another actor's step).
+                    self.sync_guest(m);
+                }
                 self.after_call(id, wake);
             }
         }

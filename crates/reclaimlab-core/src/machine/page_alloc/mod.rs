@@ -76,6 +76,7 @@ impl Machine {
                 self.zones[z].numa_hit += 1;
                 self.vm.add(VmEvent::pgalloc(z), 1 << order);
                 self.frames.set_flags(p, pg::ALLOCATED);
+                self.guest_alloc(p, order);
                 return Some(p);
             }
         }
@@ -423,11 +424,13 @@ impl Machine {
     /// current CPU's per-CPU list, or straight to the buddy without them.
     #[inline]
     pub fn free_frame(&mut self, pfn: u32) {
+        self.guest_free(pfn, 0);
         if self.cfg.pcp_lists {
             self.free_unref_page(pfn);
         } else {
             self.free_to_buddy(pfn);
         }
+        self.guest_after_free();
     }
 
     #[inline]
@@ -450,11 +453,13 @@ impl Machine {
             self.free_frame(pfn);
             return;
         }
+        self.guest_free(pfn, order);
         let z = self.zone_of(pfn);
         self.zones[z]
             .free_area
             .free(&mut self.frames, &self.pageblock_mt, pfn, order as usize);
         self.vm.add(VmEvent::Pgfree, 1 << order);
+        self.guest_after_free();
     }
 
     /// The kernel's own memory at the start of the run (`[host] kernel_used`): unmovable

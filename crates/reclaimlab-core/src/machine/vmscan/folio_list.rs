@@ -285,6 +285,16 @@ impl Machine {
             FolioRef::Keep => return Outcome::Keep,
             _ => {}
         }
+        if anon && f & pg::SWAPCACHE == 0 && !self.pte_unused.is_empty() {
+            let vp = self.frames.owner(pfn);
+            if self.pte_unused_test(vp) {
+                // s390 CMMA: the guest marked the page unused, so `try_to_unmap_one` drops the
+                // entry without writing the page anywhere; the guest's next touch gets a zero
+                // page.
+                self.discard_unused(pfn, vp);
+                return Outcome::Free;
+            }
+        }
         if anon && f & pg::SWAPCACHE == 0 {
             if sc.gfp & gfp::__GFP_IO == 0 {
                 return Outcome::Keep;

@@ -100,6 +100,13 @@ section! {
              initramfs): unmovable kernel pages, never freed; MemTotal - MemFree of an idle machine",
         )
         .check(kernel_used_fits);
+        page_tables: false => Key::new(
+            "page_tables",
+            Ty::Bool,
+            "anonymous memory has page-table pages: one unmovable kernel page per 2MiB touched, \
+             freed at exit, which keeps the blocks around it from merging until then (off: the \
+             calibrated host model of the reproductions and validation)",
+        );
         pcp_lists: false => Key::new(
             "pcp_lists",
             Ty::Bool,
@@ -355,6 +362,11 @@ section! {
             "reaper_delay",
             LATENCY,
             "delay between a kill and the oom_reaper freeing the memory",
+        );
+        stop_on_kill: false => Key::new(
+            "stop_on_kill",
+            Ty::Bool,
+            "end the run at the host's first OOM kill (seed 001's procedure stops when a guest is killed)",
         );
     }
     children: [],

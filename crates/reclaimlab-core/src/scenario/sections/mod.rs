@@ -11,6 +11,7 @@
 //! as a child of its parent: `Embedded` (always there), `Optional` or `Array`.
 
 mod fs;
+mod guest;
 mod machine;
 mod policy;
 mod workload;
@@ -18,6 +19,8 @@ mod workload;
 // Every section, for a later table kind (`[[guest]]`) to embed and for the tests.
 #[allow(unused_imports)]
 pub use fs::FS;
+#[allow(unused_imports)]
+pub use guest::{GUEST, KVM};
 #[allow(unused_imports)]
 pub use machine::{COST, DISK, HOST, OOM, SWAP, SYSCTL, WRITEBACK};
 #[allow(unused_imports)]
@@ -85,6 +88,7 @@ section! {
         oom: OomConfig::default();
         policy: PolicyConfig::default();
         fs: None;
+        guests: Vec::new();
         workloads: Vec::new();
     }
     children: [
@@ -96,11 +100,27 @@ section! {
         embed!(WritebackConfig, WRITEBACK, writeback),
         embed!(CostModel, COST, cost),
         embed!(OomConfig, OOM, oom),
-        policy::PolicyTable,
+        policy::PolicyTable::<Scenario> {
+            get: |s| &s.policy,
+            get_mut: |s| &mut s.policy,
+        },
         Optional::<Scenario, FsConfig> {
             section: &fs::FS,
             get: |s| s.fs.as_ref(),
             put: |s, c| s.fs = Some(c),
+        },
+        // Before the workloads: a scenario whose guests do the work needs no host workload.
+        Array::<Scenario, super::GuestConfig> {
+            section: &GUEST,
+            get: |s| &s.guests,
+            get_mut: |s| &mut s.guests,
+            missing: ("", ""),
+            optional_if: |_| true,
+            unique: Some(Unique {
+                key: "name",
+                value: |g| g.name.as_str(),
+                help: "every guest needs its own name (it names its result directory and its VM)",
+            }),
         },
         Array::<Scenario, super::Workload> {
             section: &WORKLOAD,
@@ -110,6 +130,7 @@ section! {
                 "the scenario has no workloads",
                 "add a [[workload]] table with a name and a [workload.anon] or [workload.file] table",
             ),
+            optional_if: |s| !s.guests.is_empty(),
             unique: Some(Unique {
                 key: "name",
                 value: |w| w.name.as_str(),
@@ -117,7 +138,7 @@ section! {
             }),
         },
     ],
-    rules: [CAPACITY, FS_WORKLOADS],
+    rules: [CAPACITY, FS_WORKLOADS, guest::HOST_HINTING],
     derived: None,
 }
 

@@ -8,17 +8,25 @@ use crate::policy::{switches, Choices};
 use crate::scenario::parse::{Ctx, Res, Table};
 use crate::scenario::schema::Child;
 use crate::scenario::show::{string, Writer};
-use crate::scenario::Scenario;
+use crate::scenario::{PolicyConfig, Scenario};
 
-pub struct PolicyTable;
+/// The `[policy]` table of a machine: the scenario's host, or a `[[guest]]`.
+pub struct PolicyTable<P: 'static> {
+    pub get: fn(&P) -> &PolicyConfig,
+    pub get_mut: fn(&mut P) -> &mut PolicyConfig,
+}
 
-impl Child<Scenario> for PolicyTable {
+impl<P> Child<P> for PolicyTable<P> {
     fn name(&self) -> &'static str {
         "policy"
     }
 
-    fn parse(&self, cx: &Ctx, parent: &Table, out: &mut Scenario) -> Res<()> {
-        let Some(t) = parent.sub(cx, "policy", "[policy]")? else {
+    fn parse(&self, cx: &Ctx, parent: &Table, out: &mut P) -> Res<()> {
+        let header = format!(
+            "[{}]",
+            crate::scenario::source::join(&crate::scenario::tables::plain(&parent.path), "policy")
+        );
+        let Some(t) = parent.sub(cx, "policy", &header)? else {
             return Ok(());
         };
         let keys: Vec<&str> = switches().iter().map(|s| s.name()).collect();
@@ -40,13 +48,16 @@ impl Child<Scenario> for PolicyTable {
                 explicit.push((s.name(), name));
             }
         }
-        out.policy.choices = Choices::resolve(&explicit);
+        (self.get_mut)(out).choices = Choices::resolve(&explicit);
         Ok(())
     }
 
-    fn show(&self, w: &mut Writer, parent: &Scenario, _root: &Scenario, prefix: &str) {
+    fn show(&self, w: &mut Writer, parent: &P, _root: &Scenario, prefix: &str) {
         w.table(&crate::scenario::source::join(prefix, "policy"));
-        for (sw, (name, variant, _)) in switches().into_iter().zip(&parent.policy.choices.entries) {
+        for (sw, (name, variant, _)) in switches()
+            .into_iter()
+            .zip(&(self.get)(parent).choices.entries)
+        {
             // The same comment whether the value was given or preset, so the output round-trips.
             let doc = match sw.preset() {
                 Some(p) => format!("{}; default follows {}", sw.summary(), p.follows),
@@ -56,7 +67,17 @@ impl Child<Scenario> for PolicyTable {
         }
     }
 
-    fn doc(&self, out: &mut String, _prefix: &str) {
+    fn doc(&self, out: &mut String, prefix: &str) {
+        if !prefix.is_empty() {
+            // A machine's table below the top level lists the same switches as `[policy]`.
+            let _ = writeln!(
+                out,
+                "## `[{}]`\n\nThe guest kernel's policy variants: the same switches and \
+                 variants as the top-level `[policy]` table.\n",
+                crate::scenario::source::join(prefix, "policy")
+            );
+            return;
+        }
         let _ = writeln!(
             out,
             "## `[policy]`\n\nThe variant of each policy switch of the registry (`crate::policy`, \

@@ -1,0 +1,152 @@
+//! D2 (mechanisms.md §D2, Nitesh Narayan Lal's "KVM: Guest Free Page Hinting" RFC v8, 2019):
+//! every free is captured in a per-CPU array of 1,000 (pfn, order) entries from
+//! `arch_free_page`. When an array fills, the pages on the per-CPU lists are drained into the
+//! buddy and the array is scanned inline: an entry inside a free buddy block becomes that
+//! block's head (or is dropped when the head is already there), an entry whose page is in use
+//! again is dropped (the seed's prose; the stored code keeps it: `keep_allocated`). If 1,000
+//! valid entries remain, the CPU's `hinting/N` kthread is woken; until it runs, the array stays
+//! full and frees on that CPU are not captured (lost). The kthread isolates each entry's free
+//! block, sends the list to the host, puts the blocks back and empties the array.
+//!
+//! When the kthread runs: it is per-CPU, woken by the freeing task, and gets the CPU at the
+//! task's next preemption point, `[guest.kvm] kthread_wakeup` of the task's time later (its
+//! frees meanwhile are lost); it then runs before the task goes on, so its time delays the
+//! task. The task's time between frees is the guest's `[cost] free_page` per page. A pass the
+//! task does not reach (it stopped freeing) is run by the worker at that time instead.
+
+use crate::machine::page_reporting::WorkStep;
+use crate::machine::policy::FreePageHinting;
+use crate::machine::Machine;
+
+/// `MAX_FGPT_ENTRIES`: entries per CPU array.
+pub const MAX_FGPT_ENTRIES: usize = 1000;
+
+#[derive(Debug, Default)]
+struct CpuArray {
+    entries: Vec<(u32, u8)>,
+    /// The kthread was woken and has not run yet.
+    pending: bool,
+    /// The freeing task's time since the wake-up.
+    since_wake_ns: u64,
+}
+
+#[derive(Debug, Default)]
+pub struct CaptureArrays {
+    cpus: Vec<CpuArray>,
+    /// The stored v7/v8 code: keep entries whose page was allocated again (the kthread skips
+    /// them later) instead of dropping them in the inline scan.
+    pub keep_allocated: bool,
+}
+
+impl CaptureArrays {
+    /// The inline scan of a full array: resolve each entry to the free block that holds it,
+    /// drop duplicates (and, as the seed describes, pages in use again), compact.
+    fn scan(&self, m: &mut Machine, entries: &mut Vec<(u32, u8)>) {
+        m.drain_all_pages();
+        let n = entries.len() as u64;
+        // The linear duplicate search: about n^2 / 2 comparisons.
+        let ns = n * n / 2 * m.guest_mut().cost.scan_compare_ns;
+        m.guest_stall(ns);
+        // The kernel searches linearly (charged above); a set of the heads kept gives the same
+        // result, in array order, without the simulator paying n^2 too.
+        let mut heads = std::collections::HashSet::with_capacity(entries.len());
+        let mut kept: Vec<(u32, u8)> = Vec::with_capacity(entries.len());
+        // The last entry is the page being freed now (the capture runs before the free): it
+        // is not in the buddy yet, but it is free, and it stays.
+        let Some(&current) = entries.last() else {
+            return;
+        };
+        for &(pfn, order) in &entries[..entries.len() - 1] {
+            let z = m.zone_of(pfn);
+            match m.zones[z].free_area.free_block_of(&m.frames, pfn) {
+                Some((head, o)) => {
+                    if heads.insert(head) {
+                        kept.push((head, o as u8));
+                    }
+                }
+                None if self.keep_allocated => kept.push((pfn, order)),
+                None => {}
+            }
+        }
+        if heads.insert(current.0) {
+            kept.push(current);
+        }
+        *entries = kept;
+    }
+
+    /// The kthread's pass over CPU `cpu`'s array: isolate, report, put back, empty.
+    fn kthread_pass(&mut self, m: &mut Machine, cpu: usize) {
+        let arr = &mut self.cpus[cpu];
+        let entries = std::mem::take(&mut arr.entries);
+        arr.pending = false;
+        arr.since_wake_ns = 0;
+        let mut isolated: Vec<(u32, u8)> = Vec::with_capacity(entries.len());
+        for &(pfn, _) in &entries {
+            // Reallocated pages are skipped; a page inside a free block takes that block.
+            let z = m.zone_of(pfn);
+            let Some((head, o)) = m.zones[z].free_area.free_block_of(&m.frames, pfn) else {
+                continue;
+            };
+            if m.isolate_free_block(head, o as u32) {
+                isolated.push((head, o as u8));
+            }
+        }
+        if !isolated.is_empty() {
+            let ns = m.guest_mut().cost.report_ns;
+            m.report_to_host(&isolated, ns, true);
+            for &(head, o) in &isolated {
+                m.putback_isolated(head, o as u32, false);
+            }
+        }
+        let mut entries = entries;
+        entries.clear();
+        self.cpus[cpu].entries = entries;
+    }
+}
+
+impl FreePageHinting for CaptureArrays {
+    fn on_free(&mut self, m: &mut Machine, pfn: u32, order: u32) {
+        let cpu = m.cpu;
+        if self.cpus.len() <= cpu {
+            self.cpus.resize_with(cpu + 1, CpuArray::default);
+        }
+        if self.cpus[cpu].pending {
+            let arr = &mut self.cpus[cpu];
+            arr.since_wake_ns += m.cfg.cost.free_page_ns << order;
+            if arr.since_wake_ns < m.guest_mut().cost.kthread_wakeup_ns {
+                m.guest_mut().stats.lost += 1 << order;
+                return;
+            }
+            // The task reached a preemption point: the kthread runs first.
+            self.kthread_pass(m, cpu);
+        }
+        m.guest_mut().stats.captured += 1 << order;
+        let arr = &mut self.cpus[cpu];
+        arr.entries.push((pfn, order as u8));
+        if arr.entries.len() < MAX_FGPT_ENTRIES {
+            return;
+        }
+        let mut entries = std::mem::take(&mut arr.entries);
+        self.scan(m, &mut entries);
+        let full = entries.len() >= MAX_FGPT_ENTRIES;
+        let arr = &mut self.cpus[cpu];
+        arr.entries = entries;
+        if full {
+            arr.pending = true;
+            arr.since_wake_ns = 0;
+            // If the task stops freeing before its next preemption point, the kthread still
+            // gets the CPU then.
+            let at = m.now + m.guest_mut().cost.kthread_wakeup_ns;
+            m.guest_kick_work(at);
+        }
+    }
+
+    fn work(&mut self, m: &mut Machine, _now: u64) -> WorkStep {
+        for cpu in 0..self.cpus.len() {
+            if self.cpus[cpu].pending {
+                self.kthread_pass(m, cpu);
+            }
+        }
+        WorkStep::Finished(None)
+    }
+}
