@@ -59,3 +59,6 @@ pub static SWITCH: Switch<dyn FreePageHinting> = Switch {
         },
     ],
 };
+
+#[cfg(test)]
+mod tests;

@@ -145,7 +145,21 @@ section! {
             }),
         },
     ],
-    rules: [],
+    rules: [Rule {
+        name: "a guest has no filesystem",
+        doc: "a `[[guest.workload]]` cannot have a fsmark or simoops table: guests have no `[fs]`",
+        check: |g, _| match g.workloads.iter().position(|w| w.fsmark.is_some() || w.simoops.is_some()) {
+            Some(i) => Err(Fix::new(
+                format!(
+                    "guest workload \"{}\" works on a filesystem, and guests have none",
+                    g.workloads[i].name
+                ),
+                "run the fsmark or simoops workload on the host (a top-level [[workload]] with an [fs] table)",
+            )
+            .at(format!("workload[{i}]"))),
+            None => Ok(()),
+        },
+    }],
     derived: None,
 }
 

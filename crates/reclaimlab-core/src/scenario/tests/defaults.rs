@@ -32,6 +32,7 @@ fn defaults_are_the_pinned_values() {
             fragment_stride: DEFAULT_FRAGMENT_STRIDE,
             kernel_used_bytes: 0,
             pcp_lists: false,
+            page_tables: false,
         }
     );
     assert_eq!(DEFAULT_FRAGMENT_STRIDE, 8);
@@ -85,11 +86,13 @@ fn defaults_are_the_pinned_values() {
         s.oom,
         OomConfig {
             allowed: true,
-            reaper_delay_ns: NS_PER_MS
+            reaper_delay_ns: NS_PER_MS,
+            stop_on_kill: false,
         }
     );
     assert_eq!(s.policy, PolicyConfig::default());
     assert!(s.workloads.is_empty());
+    assert!(s.guests.is_empty());
     assert_eq!(
         HighOrderSpec::default(),
         HighOrderSpec {

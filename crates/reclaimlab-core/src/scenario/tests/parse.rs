@@ -170,7 +170,8 @@ file = { size = "8GiB", op = "write", passes = 2, hold = "1min" }
         s.oom,
         OomConfig {
             allowed: false,
-            reaper_delay_ns: 10 * NS_PER_MS
+            reaper_delay_ns: 10 * NS_PER_MS,
+            stop_on_kill: false,
         }
     );
     assert_eq!(s.workloads.len(), 2);
@@ -328,6 +329,17 @@ fn every_registered_name_parses() {
     }
     for sw in crate::policy::switches() {
         for v in sw.variants() {
+            // Every switch is a guest's too; hinting only a guest's.
+            let text = format!(
+                "[[guest]]\nname = \"g\"\npolicy.{} = \"{}\"\n{MINIMAL}",
+                sw.name(),
+                v.name
+            );
+            let s = parse_str(&text, "t").unwrap();
+            assert_eq!(s.guests[0].policy.choices.get(sw.name()), v.name);
+            if sw.name() == "hinting" {
+                continue;
+            }
             let text = format!("policy.{} = \"{}\"\n{MINIMAL}", sw.name(), v.name);
             let s = parse_str(&text, "t").unwrap();
             assert_eq!(s.policy.choices.get(sw.name()), v.name);
@@ -381,4 +393,35 @@ fn damaged_input_never_panics() {
             );
         }
     }
+}
+
+/// Hinting is what a guest does; a host that names a hinting variant other than "D1" is told
+/// where the key belongs.
+#[test]
+fn hinting_belongs_to_a_guest() {
+    let e = parse_str(&format!("policy.hinting = \"D4\"\n{MINIMAL}"), "t").unwrap_err();
+    assert_eq!(e.field, "policy.hinting");
+    assert!(e
+        .help
+        .as_deref()
+        .unwrap()
+        .contains("[guest.policy] hinting"));
+    // A scenario of guests alone needs no host workload.
+    let s = parse_str(
+        "[[guest]]\nname = \"vm1\"\nram = \"1GiB\"\nboot_resident = \"100MiB\"\n",
+        "t",
+    )
+    .unwrap();
+    assert!(s.workloads.is_empty());
+    assert_eq!(s.guests[0].ram_bytes, 1 << 30);
+    // A guest's boot set must leave it room.
+    let e = parse_str(
+        "[[guest]]\nname = \"vm1\"\nram = \"1GiB\"\nboot_resident = \"900MiB\"\n",
+        "t",
+    )
+    .unwrap_err();
+    assert_eq!(e.field, "guest[0].boot_resident");
+    // Two guests cannot share a name.
+    let e = parse_str("[[guest]]\nname = \"a\"\n[[guest]]\nname = \"a\"\n", "t").unwrap_err();
+    assert!(e.message.contains("duplicate guest name"), "{}", e.message);
 }

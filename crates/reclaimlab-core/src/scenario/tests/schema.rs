@@ -31,7 +31,47 @@ fn scenario_fields(s: &Scenario) -> Vec<(&'static str, String)> {
             oom,
             policy,
             fs,
+            guests,
             workloads
+        }
+    )
+}
+fn guest_fields(s: &GuestConfig) -> Vec<(&'static str, String)> {
+    fields!(
+        s,
+        GuestConfig {
+            name,
+            ram_bytes,
+            vcpus,
+            machine,
+            thp,
+            page_tables,
+            fragment_stride,
+            start_ns,
+            shutdown_ns,
+            boot_resident_bytes,
+            page_reporting_order,
+            discard_inhibited,
+            sysctl,
+            swap,
+            cost,
+            kvm,
+            policy,
+            workloads
+        }
+    )
+}
+fn kvm_fields(s: &KvmCost) -> Vec<(&'static str, String)> {
+    fields!(
+        s,
+        KvmCost {
+            host_fault_ns,
+            report_ns,
+            discard_page_ns,
+            isolate_ns,
+            hypercall_ns,
+            scan_compare_ns,
+            kthread_wakeup_ns
         }
     )
 }
@@ -60,6 +100,7 @@ fn host_fields(s: &HostConfig) -> Vec<(&'static str, String)> {
             fragmented_zone,
             fragment_stride,
             kernel_used_bytes,
+            page_tables,
             pcp_lists
         }
     )
@@ -141,7 +182,8 @@ fn oom_fields(s: &OomConfig) -> Vec<(&'static str, String)> {
         s,
         OomConfig {
             allowed,
-            reaper_delay_ns
+            reaper_delay_ns,
+            stop_on_kill
         }
     )
 }
@@ -378,6 +420,7 @@ fn every_field_is_reachable_from_exactly_one_key() {
         ("oom", "oom"),
         ("policy", "policy"),
         ("fs", "fs"),
+        ("guests", "guest"),
         ("workloads", "workload"),
     ];
     check_complete(
@@ -401,6 +444,21 @@ fn every_field_is_reachable_from_exactly_one_key() {
     );
     check_complete(&COST, &CostModel::default(), cost_fields, &[], &[]);
     check_complete(&OOM, &OomConfig::default(), oom_fields, &[], &[]);
+    check_complete(&KVM, &KvmCost::default(), kvm_fields, &[], &[]);
+    let guest_nested = [
+        ("sysctl", "sysctl"),
+        ("swap", "swap"),
+        ("cost", "cost"),
+        ("kvm", "kvm"),
+        ("policy", "policy"),
+        ("workloads", "workload"),
+    ];
+    // A shutdown must come after the start (its check), so the base has one.
+    let guest = GuestConfig {
+        shutdown_ns: Some(NS_PER_SEC),
+        ..GuestConfig::default()
+    };
+    check_complete(&GUEST, &guest, guest_fields, &guest_nested, &[]);
     let nested = [
         ("anon", "anon"),
         ("file", "file"),
