@@ -1,7 +1,8 @@
 """Measure kswapd's wake-up latency in the validation guest, the figure behind the validation
 scenarios' `[cost] wakeup_latency`: one boot of a validation scenario (default
 anon-seq-reread) with kswapd0's sched_wakeup/sched_switch events traced during the workload
-(the guest's /init always traces them), written to validation/real/kswapd-wakeup.json.
+(the guest's /init always traces them), written to validation/real/kswapd-wakeup.json
+(anon-seq-reread) or validation/real/<scenario>.kswapd-wakeup.json (any other scenario).
 
 Usage: .venv/bin/python scripts/validate-wakeup.py [SCENARIO] [--accel kvm|tcg]
 Needs what `reclaimlab validate --boot` needs (bash scripts/validate-setup.sh).
@@ -49,7 +50,10 @@ def main() -> int:
         "mean_us": round(statistics.fmean(lat), 1), "median_us": statistics.median(lat),
         "p10_us": q[0], "p90_us": q[-1], "latencies_us": lat,
     }
-    path = ROOT / "validation" / "real" / "kswapd-wakeup.json"
+    # anon-seq-reread's boot is the validation scenarios' default sample; another scenario's
+    # boot keeps its own (its workloads keep the vCPUs busier or idler than anon-seq-reread's).
+    name = "kswapd-wakeup" if s.name == "anon-seq-reread" else f"{s.name}.kswapd-wakeup"
+    path = ROOT / "validation" / "real" / f"{name}.json"
     path.write_text(json.dumps(out, indent=1) + "\n")
     print(f"{path}: {len(lat)} wake-ups, mean {out['mean_us']} us, median {out['median_us']} us")
     return 0

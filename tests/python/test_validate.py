@@ -54,7 +54,7 @@ def test_kept_results_of_an_edited_scenario_are_refused(tmp_path):
     an edit to simulator-only settings ([cost]) or comments does not."""
     src = VALIDATION / "file-stream.toml"
     (tmp_path / "real").mkdir()
-    for suffix in (".json", ".zoneinfo"):
+    for suffix in (".json", ".zoneinfo", ".kswapd-wakeup.json"):
         shutil.copy(VALIDATION / "real" / f"file-stream{suffix}", tmp_path / "real")
     edited = tmp_path / "file-stream.toml"
     text = src.read_text()
@@ -294,6 +294,9 @@ def test_malformed_scenario_is_exit_2_naming_the_place(tmp_path, capsys):
 def test_scenario_without_kept_results_is_exit_2_with_the_fix(tmp_path, capsys):
     p = tmp_path / "fresh.toml"
     p.write_text((VALIDATION / "file-stream.toml").read_text())
+    # Its measured wake-up latencies, which the simulator side reads, but no kept results.
+    (tmp_path / "real").mkdir()
+    shutil.copy(VALIDATION / "real" / "file-stream.kswapd-wakeup.json", tmp_path / "real")
     code, err = _cli(capsys, p)
     assert code == 2
     assert err.strip() == (
@@ -385,3 +388,39 @@ def test_kept_traces_name_their_scenarios():
         t = data["trace"]
         assert sum(t["kswapd_at_direct_reclaim"].values()) == t["direct_reclaims"]
         assert data["vmstat_delta"]["allocstall_movable"] >= t["direct_reclaims"] - 5
+
+
+def test_each_scenario_draws_kswapd_wakeups_from_latencies_measured_in_its_guest():
+    for path in SCENARIOS:
+        s = spec.load(path)
+        samples = s.document["cost"]["wakeup_latency_samples"]
+        measured = json.loads((path.parent / samples).read_text())
+        # Measured in a boot of this scenario, or anon-seq-reread's (the first measurement).
+        assert measured["scenario"] in (s.name, "anon-seq-reread"), path.name
+        assert len(measured["latencies_us"]) >= 50
+        assert measured["mean_us"] == pytest.approx(
+            statistics.fmean(measured["latencies_us"]), abs=0.1
+        )
+
+
+def test_the_sampled_wakeup_latency_reaches_the_simulator(tmp_path):
+    path = VALIDATION / "mix.toml"
+    s = spec.load(path)
+    kept = json.loads((VALIDATION / "real" / "mix.json").read_text())
+    zoneinfo = VALIDATION / "real" / "mix.zoneinfo"
+    scenario = compare.sim_scenario(s, zoneinfo, kept["guest_settings"])
+    # The relative path is resolved against the scenario's directory, not the caller's.
+    got = Path(scenario["cost"]["wakeup_latency_samples"])
+    assert got.is_absolute() and got == (VALIDATION / "real" / "mix.kswapd-wakeup.json").resolve()
+    sampled = [reclaimlab.run(scenario, seed=k).vmstat for k in (1, 2)]
+    constant = dict(scenario, cost={
+        k: v for k, v in scenario["cost"].items() if k != "wakeup_latency_samples"
+    })
+    constant["cost"]["wakeup_latency"] = "270us"  # about the samples' mean
+    flat = reclaimlab.run(constant, seed=1).vmstat
+    # A constant latency near the mean leaves the allocator above the min watermark; the
+    # measured tail (a few wake-ups in a hundred take milliseconds) lets it reach direct
+    # reclaim, differently for each seed.
+    assert flat["allocstall_movable"] == 0
+    assert all(v["allocstall_movable"] > 0 for v in sampled)
+    assert sampled[0]["pgscan_direct"] != sampled[1]["pgscan_direct"]

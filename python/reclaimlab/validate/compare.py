@@ -230,6 +230,14 @@ def sim_scenario(
     if "min_free_kbytes" not in sysctl and guest_settings.get("min_free_kbytes", "").isdigit():
         sysctl["min_free_kbytes"] = int(guest_settings["min_free_kbytes"])
     doc["sysctl"] = sysctl
+    # The scenario is handed over as a table, not a file: a relative path in it (the measured
+    # wake-up latencies) is made absolute against the scenario's directory, as the parser
+    # would have resolved it.
+    cost = dict(doc.get("cost", {}))
+    samples = cost.get("wakeup_latency_samples")
+    if isinstance(samples, str):
+        cost["wakeup_latency_samples"] = str((spec.path.parent / samples).resolve())
+        doc["cost"] = cost
     doc["name"] = spec.name
     return doc
 

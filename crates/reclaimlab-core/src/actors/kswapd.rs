@@ -126,6 +126,15 @@ pub struct Kswapd {
     cost_ns: u64,
 }
 
+/// How long a wake-up of kswapd takes to get it running: a draw from the measured samples
+/// when the scenario gives them, else the constant `[cost] wakeup_latency`.
+fn wakeup_latency(node: &mut Machine) -> u64 {
+    match &node.cfg.cost.wakeup_latency_samples {
+        Some(s) if !s.ns.is_empty() => s.draw(node.wakeup_rng.next_u64()),
+        _ => node.cfg.cost.wakeup_latency_ns,
+    }
+}
+
 impl Kswapd {
     /// kswapd starts fully asleep (the host has settled before the scenario begins); the
     /// node must be marked waiting (`KswapdNode::waiting`) to match.
@@ -158,8 +167,11 @@ impl Kswapd {
     /// the wake-up latency, when it then reads the request (as the kernel's kswapd reads
     /// `kswapd_order` once it runs).
     pub fn wake(&mut self, node: &mut Machine) -> Next {
-        let latency = node.cfg.cost.wakeup_latency_ns;
-        if latency > 0 && matches!(self.state, State::Napping { .. } | State::Asleep { .. }) {
+        if matches!(self.state, State::Napping { .. } | State::Asleep { .. }) {
+            let latency = wakeup_latency(node);
+            if latency == 0 {
+                return self.wake_now(node);
+            }
             let from = std::mem::replace(&mut self.state, State::Asleep { hz: 0 });
             let at = node.now + latency;
             self.state = State::Woken {
@@ -522,5 +534,50 @@ impl Actor for Kswapd {
 
     fn as_any(&self) -> &dyn Any {
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wakeup_latency;
+    use crate::machine::cost::LatencySamples;
+
+    fn machine(seed: u64) -> crate::machine::Machine {
+        let text = "name = \"t\"\n[host]\nram = \"64MiB\"\n[cost]\nwakeup_latency = \"400us\"\n\
+                    [[workload]]\nname = \"w\"\nanon = { size = \"1MiB\" }\n";
+        let scn = crate::scenario::parse_str(text, "t.toml").unwrap();
+        crate::run::host_machine(&scn, seed, false).unwrap()
+    }
+
+    #[test]
+    fn wakeup_latency_is_the_constant_without_samples() {
+        let mut m = machine(1);
+        assert_eq!(wakeup_latency(&mut m), 400_000);
+        assert_eq!(wakeup_latency(&mut m), 400_000);
+    }
+
+    #[test]
+    fn wakeup_latency_draws_the_measured_samples_per_seed() {
+        let samples = LatencySamples {
+            path: "x".into(),
+            ns: vec![30_000, 90_000, 4_000_000],
+        };
+        let draws = |seed| {
+            let mut m = machine(seed);
+            m.cfg.cost.wakeup_latency_samples = Some(samples.clone());
+            (0..300)
+                .map(|_| wakeup_latency(&mut m))
+                .collect::<Vec<u64>>()
+        };
+        let a = draws(1);
+        // Only measured values, each of them drawn, about a third of the time each.
+        for &v in &samples.ns {
+            let n = a.iter().filter(|&&x| x == v).count();
+            assert!((70..=130).contains(&n), "{v} drawn {n} times of 300");
+        }
+        assert_eq!(a.len(), 300);
+        // Deterministic for a seed; another seed draws another sequence.
+        assert_eq!(draws(1), a);
+        assert_ne!(draws(2), a);
     }
 }

@@ -43,6 +43,86 @@ pub struct CostModel {
     /// wake-up latency. Not in the spec: an estimate of tens of microseconds for an idle CPU
     /// (an IPI and a context switch); a slower guest (TCG) takes far longer.
     pub wakeup_latency_ns: u64,
+    /// Measured wake-up latencies: when given, each wake-up of kswapd draws one of them
+    /// (uniformly, from the machine's own random stream) instead of `wakeup_latency_ns`.
+    pub wakeup_latency_samples: Option<LatencySamples>,
+}
+
+/// Wake-up latencies measured on a real machine (`[cost] wakeup_latency_samples`): the file
+/// they were read from and the samples in nanoseconds, in the file's order.
+///
+/// The distribution matters, not only its mean: a scheduler's wake-up latency is mostly short
+/// with a long tail (the validation guest: median 90 us, mean 395 us, one wake-up in fifty
+/// over 4 ms), and it is the tail that lets an allocator run from the low watermark down to
+/// the min one before kswapd runs, so a constant mean gives no direct reclaim where the real
+/// machine has some.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct LatencySamples {
+    pub path: String,
+    pub ns: Vec<u64>,
+}
+
+impl LatencySamples {
+    /// The `i`-th sample of a uniform draw `u` in `[0, 2^64)`.
+    #[inline]
+    pub fn draw(&self, u: u64) -> u64 {
+        let i = ((u as u128 * self.ns.len() as u128) >> 64) as usize;
+        self.ns[i]
+    }
+}
+
+/// The `latencies_us` list of a JSON object, in nanoseconds.
+pub fn parse_latency_samples(text: &str) -> Result<Vec<u64>, String> {
+    let v: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| format!("not valid JSON: {e}"))?;
+    let Some(list) = v.get("latencies_us").and_then(|l| l.as_array()) else {
+        return Err("expected an object with a `latencies_us` array of microseconds".into());
+    };
+    if list.is_empty() {
+        return Err("`latencies_us` is empty: give at least one sample".into());
+    }
+    list.iter()
+        .enumerate()
+        .map(|(i, x)| match x.as_f64() {
+            Some(us) if us.is_finite() && us >= 0.0 => Ok((us * 1000.0).round() as u64),
+            _ => Err(format!(
+                "`latencies_us` item {i} is {x}: expected a non-negative number of microseconds"
+            )),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn samples_are_read_in_nanoseconds_and_drawn_uniformly() {
+        let ns = parse_latency_samples(r#"{"latencies_us": [90, 2.5, 4083]}"#).unwrap();
+        assert_eq!(ns, vec![90_000, 2_500, 4_083_000]);
+        let s = LatencySamples {
+            path: "x".into(),
+            ns,
+        };
+        assert_eq!(s.draw(0), 90_000);
+        assert_eq!(s.draw(u64::MAX / 3 + 1), 2_500);
+        assert_eq!(s.draw(u64::MAX), 4_083_000);
+    }
+
+    #[test]
+    fn bad_sample_files_say_what_is_wrong() {
+        assert!(parse_latency_samples("{")
+            .unwrap_err()
+            .contains("not valid JSON"));
+        assert!(parse_latency_samples(r#"{"x": 1}"#)
+            .unwrap_err()
+            .contains("latencies_us"));
+        assert!(parse_latency_samples(r#"{"latencies_us": []}"#)
+            .unwrap_err()
+            .contains("empty"));
+        let e = parse_latency_samples(r#"{"latencies_us": [1, -2]}"#).unwrap_err();
+        assert!(e.contains("item 1"), "{e}");
+    }
 }
 
 /// What crossing between a guest and its host costs (mechanisms.md §D.0, §D3): estimates, not

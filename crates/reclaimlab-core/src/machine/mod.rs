@@ -252,6 +252,9 @@ pub struct Machine {
     pub slab: slab::Slab,
     /// The mounted filesystem, if the scenario has one.
     pub fs: Option<Box<fs::Filesystem>>,
+    /// Draws kswapd's wake-up latencies from `[cost] wakeup_latency_samples` (untouched
+    /// without samples).
+    pub wakeup_rng: crate::engine::Rng,
 }
 
 impl Machine {
@@ -401,6 +404,7 @@ impl Machine {
             shrink_sleep_ns: 0,
             slab: Default::default(),
             fs: None,
+            wakeup_rng: crate::engine::Rng::for_actor(p.seed, "kswapd-wakeup"),
         };
         m.boot_kernel_pages(kernel_used)?;
         Ok(m)

@@ -2,8 +2,9 @@
 //! `[oom]`. Each is a `static` [`Section`](crate::scenario::schema::Section) that does not know
 //! where it sits, so a later machine table (`[[guest]]`) can embed the same declarations.
 
+use crate::machine::cost::{parse_latency_samples, LatencySamples};
 use crate::scenario::computed;
-use crate::scenario::schema::{section, Fix, Ty, Val};
+use crate::scenario::schema::{section, Conv, Fix, Ty, Val};
 use crate::scenario::units::format_size;
 use crate::scenario::{
     CostModel, DiskDevice, HostConfig, MachineType, OomConfig, SwapDevice, Sysctl, WritebackConfig,
@@ -345,10 +346,59 @@ section! {
         migrate_page_ns: 2_000 => Key::new("migrate_page", LATENCY, "migrating one page (copy, rmap and page-table update)");
         balance_iteration_ns: 1_000 => Key::new("balance_iteration", LATENCY, "one balance_pgdat priority iteration besides its scanning (watermark checks, locks)");
         wakeup_latency_ns: 20_000 => Key::new("wakeup_latency", LATENCY, "from waking kswapd to kswapd running on its CPU (scheduler wake-up latency)");
+        wakeup_latency_samples: None => Key::new(
+            "wakeup_latency_samples",
+            Ty::Path { what: "latency samples", expected: "a path to a JSON file with a `latencies_us` array" },
+            "measured kswapd wake-up latencies (JSON, `latencies_us`, as scripts/validate-wakeup.py writes them): each wake-up draws one at random instead of wakeup_latency",
+        )
+        .unset("every wake-up takes wakeup_latency")
+        .check(latency_samples_file);
     }
     children: [],
     rules: [],
     derived: None,
+}
+
+/// The samples are read here, so a bad file is reported at its key rather than at run time.
+fn latency_samples_file(_: &CostModel, v: &Val) -> Result<(), Fix> {
+    let Val::S(path) = v else { return Ok(()) };
+    read_latency_samples(path)
+        .map(|_| ())
+        .map_err(|e| Fix::new(e, ""))
+}
+
+/// Stored as the resolved path; the key's check has read the file already, so a file that
+/// changed since reads as no samples (the constant latency), never a panic.
+impl Conv for LatencySamples {
+    fn to_val(&self) -> Option<Val> {
+        Some(Val::S(self.path.clone()))
+    }
+    fn from_val(v: Val) -> Self {
+        match v {
+            Val::S(path) => read_latency_samples(&path).unwrap_or(LatencySamples {
+                path,
+                ns: Vec::new(),
+            }),
+            other => panic!("LatencySamples field given {other:?}"),
+        }
+    }
+}
+
+/// Read a JSON file holding `"latencies_us": [...]` (non-negative microseconds, at least one),
+/// as `scripts/validate-wakeup.py` writes it.
+fn read_latency_samples(path: &str) -> Result<LatencySamples, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            format!("latency samples file \"{path}\" does not exist")
+        } else {
+            format!("cannot read latency samples file \"{path}\": {e}")
+        }
+    })?;
+    let ns = parse_latency_samples(&text).map_err(|e| format!("\"{path}\": {e}"))?;
+    Ok(LatencySamples {
+        path: path.to_string(),
+        ns,
+    })
 }
 
 section! {

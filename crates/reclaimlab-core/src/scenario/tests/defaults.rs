@@ -82,6 +82,8 @@ fn defaults_are_the_pinned_values() {
         costs(&s.cost),
         [20, 1000, 1000, 5000, 300, 1000, 300, 1500, 2000, 100, 1000, 20, 2000, 1000, 20_000]
     );
+    // No measured latencies: every wake-up takes the constant.
+    assert_eq!(s.cost.wakeup_latency_samples, None);
     assert_eq!(
         s.oom,
         OomConfig {
@@ -160,6 +162,7 @@ fn costs(c: &CostModel) -> Vec<u64> {
         migrate_page_ns,
         balance_iteration_ns,
         wakeup_latency_ns,
+        wakeup_latency_samples: _,
     } = c.clone();
     vec![
         anon_touch_ns,
