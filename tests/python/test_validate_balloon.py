@@ -36,7 +36,8 @@ def kept():
 def test_balloon_scenarios_read_into_the_guest_they_describe():
     d4, d1 = balloon.load_spec(D4), balloon.load_spec(D1)
     assert (d4.ram_bytes, d4.vcpus, d4.size_bytes) == (1 << 30, 2, 640 * MIB)
-    assert (d4.program_start_ns, d4.free_after_ns, d4.idle_ns) == (25 * 10**9, 20 * 10**9, 60 * 10**9)
+    s = 10**9
+    assert (d4.program_start_ns, d4.free_after_ns, d4.idle_ns) == (25 * s, 20 * s, 60 * s)
     assert d4.free_ns == 45 * 10**9 and d4.reporting_order == 9 and d4.guest_name == "vm"
     assert balloon.device(d4) == "virtio-balloon-pci,free-page-reporting=on"
     assert balloon.device(d1) == "virtio-balloon-pci,free-page-reporting=off"
@@ -63,11 +64,32 @@ def test_hinting_the_real_guest_cannot_run_is_refused_naming_the_key(tmp_path):
         balloon.load_spec(p)
 
 
+@pytest.mark.parametrize(
+    "old, new, message",
+    [
+        ('duration = "105s"', "", r"\[sim\] duration is missing"),
+        ('ram = "1GiB"', "", r"\[\[guest\]\]: missing key 'ram'"),
+        ('ram = "1GiB"', 'ram = "lots"', "not a size: 'lots'"),
+        ('start = "0s"', 'start = "5s"', r"the real guest starts at 0"),
+        ('duration = "20s"', "", r"one workload with an \[anon\] table and a `duration`"),
+        ('duration = "105s"', 'duration = "40s"', r"ends before the program frees"),
+    ],
+)
+def test_a_guest_the_real_run_cannot_mirror_is_refused(tmp_path, old, new, message):
+    text = D4.read_text()
+    assert old in text
+    p = tmp_path / "bad.toml"
+    p.write_text(text.replace(old, new, 1))
+    with pytest.raises(ValidateError, match=message):
+        balloon.load_spec(p)
+
+
 def test_a_changed_guest_no_longer_matches_its_kept_results(tmp_path):
     (tmp_path / "real").mkdir()
     p = tmp_path / "balloon-d4.toml"
     p.write_text(D4.read_text().replace('size = "640MiB"', 'size = "600MiB"'))
-    (tmp_path / "real" / "balloon-d4.json").write_text((VALIDATION / "real" / "balloon-d4.json").read_text())
+    kept_file = VALIDATION / "real" / "balloon-d4.json"
+    (tmp_path / "real" / "balloon-d4.json").write_text(kept_file.read_text())
     with pytest.raises(ValidateError, match="recorded for another guest"):
         balloon.load_kept(balloon.load_spec(p))
     # A simulator-only key (boot_resident) leaves the kept results valid.
@@ -91,10 +113,12 @@ def test_kept_runs_are_complete_and_ran_what_the_scenario_says(kept):
             assert rep["guest_settings"]["page_reporting_order"] == want
             m = rep["markers"]
             # The guest's own clock and the host's agree on the program's timeline to 0.5 s.
-            for a, b in (("start", "written"), ("start", "freed")):
+            for a, b in (("start", "written"), ("start", "freeing"), ("freeing", "freed")):
                 host = m[b]["host_s"] - m[a]["host_s"]
                 assert abs(host - (m[b]["guest_s"] - m[a]["guest_s"])) < 0.5
-            assert 20.0 <= m["freed"]["guest_s"] < 21.0
+            # The program starts freeing 20 s after its start (its `duration`).
+            assert 20.0 <= m["freeing"]["guest_s"] < 20.5
+            assert m["freed"]["guest_s"] >= m["freeing"]["guest_s"]
             s = rep["samples"]
             assert len(s["t_s"]) == len(s["vm_rss_kib"]) == len(s["rss_anon_kib"])
             assert all(b > a for a, b in zip(s["t_s"], s["t_s"][1:]))
@@ -122,7 +146,7 @@ def test_real_figures_follow_from_the_samples(kept):
         for rep, fig in zip(kept[name]["reps"], balloon_compare.real_figures(kept[name])):
             s, m = rep["samples"], rep["markers"]
             t, v = s["t_s"], [x * 1024 for x in s["vm_rss_kib"]]
-            free, end = m["freed"]["host_s"], m["idle_done"]["host_s"]
+            free, end = m["freeing"]["host_s"], m["idle_done"]["host_s"]
             at_free = max((ti, vi) for ti, vi in zip(t, v) if ti <= free)[1]
             tail = [vi for ti, vi in zip(t, v) if free < ti and end - rss.TAIL_S <= ti <= end]
             assert fig.at_free == at_free
@@ -145,9 +169,10 @@ def test_real_figures_follow_from_the_samples(kept):
 # fails here.
 # (returned MiB, t_half s, t_90 s) per boot.
 KEPT_FIGURES = {
-    "balloon-d4": [(638.0, 3.79, 5.92), (631.9, 3.59, 5.71), (631.9, 3.67, 5.80),
-                   (635.9, 3.60, 5.72), (638.0, 3.31, 5.43)],
-    "balloon-d1": [(0.0, None, None), (0.0, None, None), (0.0, None, None)],
+    "balloon-d4": [(639.9, 3.77, 5.89), (633.9, 3.86, 5.98), (639.8, 3.96, 6.09),
+                   (639.9, 4.10, 6.22), (633.8, 4.02, 6.14)],
+    "balloon-d1": [(-0.1, None, None), (-2.3, None, None), (-0.1, None, None),
+                   (-0.1, None, None), (-2.1, None, None)],
 }
 
 
@@ -254,6 +279,7 @@ def test_console_markers_and_sections_make_a_rep():
         (29.5, "@@reclaimlab:mark start t_ns=0@@"),
         (35.0, "@@reclaimlab:mark written t_ns=5500000000@@"),
         (50.0, "[   45.1] some kernel line"),
+        (49.6, "@@reclaimlab:mark freeing t_ns=20010000000@@"),
         (50.1, "@@reclaimlab:mark freed t_ns=20600000000@@"),
         (110.1, "@@reclaimlab:mark idle_done@@"),
         (110.2, "@@reclaimlab:begin meminfo after@@"), (110.2, "MemFree: 950 kB"),
@@ -261,11 +287,14 @@ def test_console_markers_and_sections_make_a_rep():
     ]
     rep = balloon.rep_from_console(lines, {"t_s": []}, "console")
     assert rep["reporting_negotiated"] is True
+    assert rep["markers"]["freeing"] == {"host_s": 49.6, "guest_s": 20.01}
     assert rep["markers"]["freed"] == {"host_s": 50.1, "guest_s": 20.6}
     assert rep["markers"]["idle_done"] == {"host_s": 110.1, "guest_s": None}
     assert rep["meminfo_after"] == {"MemFree": 950}
-    with pytest.raises(ValidateError, match="no `freed` marker"):
-        balloon.rep_from_console([x for x in lines if "freed" not in x[1]], {}, "console")
+    for gone in ("freeing", "freed", "idle_done"):
+        with pytest.raises(ValidateError, match=f"no `{gone}` marker"):
+            balloon.rep_from_console([x for x in lines if f" {gone} " not in x[1]
+                                      and not x[1].endswith(f" {gone}@@")], {}, "console")
 
 
 # --- the CLI ---------------------------------------------------------------------------------
@@ -278,9 +307,11 @@ def test_cli_real_only_prints_the_kept_figures_as_markdown(capsys, kept):
     m, sd = balloon_compare.mean_sd([r.returned / MIB for r in d4])
     row = next(line for line in out.splitlines() if line.startswith("| balloon-d4 "))
     assert [c.strip() for c in row.strip("|").split("|")][3] == f"{m:.1f} ± {sd:.1f}"
+    d1 = balloon_compare.real_figures(kept["balloon-d1"])
+    m, sd = balloon_compare.mean_sd([r.returned / MIB for r in d1])
     row = next(line for line in out.splitlines() if line.startswith("| balloon-d1 "))
     cells = [c.strip() for c in row.strip("|").split("|")]
-    assert cells == ["balloon-d1", "D1", "3", "0.0 ± 0.0", "-", "-"]
+    assert cells == ["balloon-d1", "D1", str(len(d1)), f"{m:.1f} ± {sd:.1f}", "-", "-"]
     assert "(sim)" not in out
 
 
@@ -293,6 +324,21 @@ def test_cli_balloon_errors_are_exit_2(capsys, tmp_path):
     p.write_text(D4.read_text())
     assert cli.main(["validate", "--balloon", "--real-only", str(p)]) == 2
     assert "no kept real results" in capsys.readouterr().err
+
+
+def test_write_doc_replaces_only_the_balloon_block(capsys, tmp_path, kept):
+    doc = tmp_path / "V.md"
+    doc.write_text(f"intro\n{report.BALLOON_BEGIN}\nold table\n{report.BALLOON_END}\noutro\n")
+    assert cli.main(["validate", "--balloon", "--real-only", "--write-doc", str(doc)]) == 0
+    text = doc.read_text()
+    assert text.startswith(f"intro\n{report.BALLOON_BEGIN}\n") and text.endswith(
+        f"{report.BALLOON_END}\noutro\n")
+    assert "old table" not in text and "Simulated: not run (written with `--real-only`)" in text
+    assert f"- balloon-d4: {kept['balloon-d4']['kernel_package']}, TCG" in text
+    capsys.readouterr()
+    doc.write_text("no markers\n")
+    assert cli.main(["validate", "--balloon", "--real-only", "--write-doc", str(doc)]) == 2
+    assert "markers" in capsys.readouterr().err and doc.read_text() == "no markers\n"
 
 
 # --- the simulated side (needs [[guest]] in the simulator) ------------------------------------

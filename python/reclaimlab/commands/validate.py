@@ -30,7 +30,7 @@ VALIDATION_DIR = Path("validation")
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("scenarios", nargs="*", metavar="SCENARIO", help="validation scenario files")
-    p.add_argument("--all", action="store_true", help=f"every {VALIDATION_DIR}/*.toml")
+    p.add_argument("--all", action="store_true", help=f"every {VALIDATION_DIR}/*.toml without [[guest]] tables")
     p.add_argument(
         "--reps", type=positive_int, default=5, metavar="N",
         help="real boots with --boot, and simulator seeds 1..N (default 5)",
@@ -58,7 +58,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--balloon", action="store_true",
         help="the free page reporting validation (default scenarios: "
-        + ", ".join(str(x) for x in balloon.SCENARIOS) + "): returned MiB, t_half, t_90",
+        + ", ".join(str(x) for x in balloon.SCENARIOS)
+        + "): returned MiB, t_half, t_90 of the kept real boots beside the simulator (seed 1)",
     )
     p.add_argument(
         "--real-only", action="store_true",

@@ -9,7 +9,8 @@
  * `duration` = FREE_AFTER_NS does in the simulator.
  *
  * The host aligns its samples of the QEMU process's resident set with this program by the
- * marker lines it prints on the console (`@@reclaimlab:mark NAME t_ns=...@@`): the host
+ * marker lines it prints on the console (start, written, freeing just before free(), freed
+ * just after it; `@@reclaimlab:mark NAME t_ns=...@@`): the host
  * records when it reads each line; t_ns is the guest's own CLOCK_MONOTONIC offset from the
  * start marker, kept for checking that alignment. Each marker is one write(2) on the console,
  * unbuffered, so the host sees it as soon as the serial port carries it.
@@ -76,6 +77,9 @@ int main(int argc, char **argv)
 	/* Touch one byte after the hold so the compiler cannot drop the memset as dead. */
 	if (p[size - 1] != 0x5a)
 		die("memory changed under the program");
+	/* Time 0 of the comparison: the unmap that follows frees the pages one by one, which
+	 * takes a TCG guest from a fraction of a second to over a second. */
+	mark("freeing", now_ns() - t0);
 	free(p);
 	mark("freed", now_ns() - t0);
 	return 0;

@@ -123,6 +123,10 @@ def load_spec(path: Path) -> BalloonSpec:
             f"{path}: [[guest]] hinting = {hinting!r}: the real guest (QEMU virtio-balloon, "
             f"Linux 6.1) runs only {' and '.join(sorted(REPORTING))}; use one of them"
         )
+    if "duration" not in doc.get("sim", {}):
+        raise ValidateError(
+            f"{path}: [sim] duration is missing; the real guest idles after the free until it"
+        )
     if duration_ns(g.get("start", 0)) != 0:
         raise ValidateError(f"{path}: [[guest]] start: the real guest starts at 0; set \"0s\"")
     try:
@@ -137,7 +141,9 @@ def load_spec(path: Path) -> BalloonSpec:
             free_after_ns=free_after, idle_ns=end - start - free_after, document=doc,
         )
     except KeyError as e:
-        raise ValidateError(f"{path}: missing key {e.args[0]!r} (see docs/VALIDATION.md)") from None
+        raise ValidateError(
+            f"{path}: [[guest]]: missing key {e.args[0]!r} (see docs/VALIDATION.md)"
+        ) from None
     except ValueError as e:
         raise ValidateError(f"{path}: {e}") from None
     if spec.idle_ns <= 0:
@@ -190,7 +196,8 @@ dev=$(ls -d /sys/bus/virtio/drivers/virtio_balloon/virtio* | head -1)
 section uname /proc/version
 echo "{mark}:begin settings@@"
 echo "features $(cat $dev/features)"
-echo "page_reporting_order $(cat /sys/module/page_reporting/parameters/page_reporting_order 2>/dev/null || echo absent)"
+order=/sys/module/page_reporting/parameters/page_reporting_order
+echo "page_reporting_order $(cat $order 2>/dev/null || echo absent)"
 echo "uptime_before_wait $(cut -d' ' -f1 /proc/uptime)"
 echo "{mark}:end settings@@"
 section "meminfo before" /proc/meminfo
@@ -317,7 +324,7 @@ def rep_from_console(lines: list[tuple[float, str]], samples: dict[str, list],
                 "host_s": round(when, 3),
                 "guest_s": int(m.group(2)) / 1e9 if m.group(2) else None,
             }
-    for name in ("start", "written", "freed", "idle_done"):
+    for name in ("start", "written", "freeing", "freed", "idle_done"):
         if name not in markers:
             raise ValidateError(
                 f"{source}: no `{name}` marker on the console (the guest crashed or timed "
@@ -382,17 +389,6 @@ def boot_and_keep(spec: BalloonSpec, reps: int, accel: str = "auto",
     qemu = kernel.qemu_version(kernel.qemu_binary())
     kvm = accel == "kvm" or (accel == "auto" and guest.kvm_works(k, busybox, cache / "probe"))
     limit = timeout_s or BOOT_BUDGET_S + (spec.free_ns + spec.idle_ns) / 1e9
-    records = []
-    for r in range(1, reps + 1):
-        _log(f"{spec.name}: boot {r}/{reps} ({'KVM' if kvm else 'TCG'})")
-        rep = boot(spec, k, cache / "work-balloon" / spec.name, busybox, program, kvm, limit)
-        want = spec.hinting == "D4"
-        if rep["reporting_negotiated"] != want:
-            raise ValidateError(
-                f"{spec.name}: the guest {'did not negotiate' if want else 'negotiated'} free "
-                f"page reporting (features {rep['guest_settings'].get('features')})", 1)
-        records.append(rep)
-        _log(f"{spec.name}: boot {r}/{reps} done")
     data = {
         "format": FORMAT,
         "what": "host RSS of the QEMU process (VmRSS, RssAnon, RssFile of /proc/PID/status, "
@@ -402,19 +398,31 @@ def boot_and_keep(spec: BalloonSpec, reps: int, accel: str = "auto",
         "scenario_file": spec.path.name,
         "scenario_sha256": spec.content_hash,
         "guest_run": spec.run(),
-        "kernel": records[0]["kernel"],
+        "kernel": None,
         "kernel_package": f"{k.package} {k.version}",
         "qemu": qemu,
         "accel": "KVM" if kvm else "TCG",
         "host_thp": _host_thp(),
         "date": datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat(),
-        "reps": records,
+        "reps": [],
     }
     path = kept_path(spec)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=1) + "\n")
-    os.replace(tmp, path)
+    for r in range(1, reps + 1):
+        _log(f"{spec.name}: boot {r}/{reps} ({'KVM' if kvm else 'TCG'})")
+        rep = boot(spec, k, cache / "work-balloon" / spec.name, busybox, program, kvm, limit)
+        want = spec.hinting == "D4"
+        if rep["reporting_negotiated"] != want:
+            raise ValidateError(
+                f"{spec.name}: the guest {'did not negotiate' if want else 'negotiated'} free "
+                f"page reporting (features {rep['guest_settings'].get('features')})", 1)
+        data["kernel"] = data["kernel"] or rep["kernel"]
+        data["reps"].append(rep)
+        # Written after every boot: a later boot that fails loses none of the finished ones.
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(json.dumps(data, indent=1) + "\n")
+        os.replace(tmp, path)
+        _log(f"{spec.name}: boot {r}/{reps} done, kept in {path}")
     return data
 
 

@@ -2,7 +2,7 @@
 simulator's run of the same scenario (its ``vm_rss.csv``), figures from :mod:`.rss`.
 
 Alignment on each side: time 0 is the guest program's free. Real: the host time at which the
-`freed` marker line arrived, the end the `idle_done` marker. Simulated: the scenario's own
+`freeing` marker line (printed just before free()) arrived, the end the `idle_done` marker. Simulated: the scenario's own
 timeline, the guest's start + the workload's start + its `duration` (the program holds its
 memory until then), the end the last sample of the run.
 """
@@ -48,10 +48,11 @@ def real_figures(kept: dict[str, Any]) -> list[rss.Returned]:
         try:
             out.append(rss.returned(
                 s["t_s"], [v << 10 for v in s["vm_rss_kib"]],
-                m["freed"]["host_s"], m["idle_done"]["host_s"],
+                m["freeing"]["host_s"], m["idle_done"]["host_s"],
             ))
         except (KeyError, ValueError) as e:
-            raise ValidateError(f"{kept.get('scenario')}: reps[{i}]: unusable samples: {e}") from None
+            where = f"{kept.get('scenario')}: reps[{i}]"
+            raise ValidateError(f"{where}: unusable samples: {e}") from None
     return out
 
 

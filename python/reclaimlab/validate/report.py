@@ -211,11 +211,15 @@ def balloon_reps_table(cs: Sequence[BalloonComparison]) -> str:
 
 
 def balloon_markdown(cs: Sequence[BalloonComparison]) -> str:
-    head = ", ".join(
-        f"{c.scenario}: {c.kept.get('kernel_package')}, {c.kept.get('accel')}, "
-        f"{c.kept.get('date')}" for c in cs
+    head = "".join(
+        f"- {c.scenario}: {c.kept.get('kernel_package')}, {c.kept.get('accel')}, "
+        f"{c.kept.get('date')}\n" for c in cs
     )
-    return (f"Real runs: {head}.\n\n" + balloon_table(cs) + "\nEach real boot:\n\n"
+    sim = (
+        "Simulated: seed 1 of each scenario.\n\n" if any(c.sim is not None for c in cs)
+        else "Simulated: not run (written with `--real-only`).\n\n"
+    )
+    return (f"Real runs:\n\n{head}\n{sim}" + balloon_table(cs) + "\nEach real boot:\n\n"
             + balloon_reps_table(cs))
 
 

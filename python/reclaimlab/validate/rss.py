@@ -91,7 +91,9 @@ def read_vm_rss_csv(path: Path) -> tuple[list[float], dict[str, list[int]]]:
     try:
         f = open(path, newline="")
     except FileNotFoundError:
-        raise ValidateError(f"{path}: no such file (a run with [[guest]] tables writes it)") from None
+        raise ValidateError(
+            f"{path}: no such file (a run with [[guest]] tables writes it)"
+        ) from None
     with f:
         rows = csv.reader(f)
         header = next(rows, None)
@@ -104,7 +106,9 @@ def read_vm_rss_csv(path: Path) -> tuple[list[float], dict[str, list[int]]]:
             if not row:
                 continue
             if len(row) != len(header):
-                raise ValidateError(f"{path}:{line}: {len(row)} fields, the header has {len(header)}")
+                raise ValidateError(
+                    f"{path}:{line}: {len(row)} fields, the header has {len(header)}"
+                )
             try:
                 times.append(float(row[0]))
                 for n, v in zip(names, row[1:]):
