@@ -8,7 +8,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..validate import compare, report, spec, store
+from ..api import ScenarioError
+from ..validate import balloon, balloon_compare, compare, report, spec, store
 from ..validate.errors import ValidateError
 from ..validate.guest import DEFAULT_TIMEOUT_S
 from ._common import CliError, positive_int
@@ -19,14 +20,17 @@ DESCRIPTION = (
     "Compare the real kernel's vmstat deltas for a scenario (kept in validation/real/, or "
     "measured now with --boot in a QEMU guest running Debian's 6.1 kernel) with the simulator's "
     "counters for seeds 1..N on the guest's zone layout: means, spreads (coefficient of "
-    "variation), ratio sim/real flagged outside [0.8, 1.25], and a score."
+    "variation), ratio sim/real flagged outside [0.8, 1.25], and a score. With --balloon: "
+    "a guest with a virtio-balloon device frees memory; the memory its QEMU process gives back "
+    "to the host and how fast (free page reporting, D4, and without it, D1), real beside "
+    "simulated."
 )
 VALIDATION_DIR = Path("validation")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("scenarios", nargs="*", metavar="SCENARIO", help="validation scenario files")
-    p.add_argument("--all", action="store_true", help=f"every {VALIDATION_DIR}/*.toml")
+    p.add_argument("--all", action="store_true", help=f"every {VALIDATION_DIR}/*.toml without [[guest]] tables")
     p.add_argument(
         "--reps", type=positive_int, default=5, metavar="N",
         help="real boots with --boot, and simulator seeds 1..N (default 5)",
@@ -51,6 +55,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--write-doc", metavar="FILE",
         help="also write the summary and every table into FILE between its validate markers",
     )
+    p.add_argument(
+        "--balloon", action="store_true",
+        help="the free page reporting validation (default scenarios: "
+        + ", ".join(str(x) for x in balloon.SCENARIOS)
+        + "): returned MiB, t_half, t_90 of the kept real boots beside the simulator (seed 1)",
+    )
+    p.add_argument(
+        "--real-only", action="store_true",
+        help="with --balloon: the kept real figures only, no simulator run",
+    )
+    p.add_argument(
+        "--sim-out", metavar="DIR",
+        help="with --balloon: keep the simulator's result directories in DIR/<scenario>/",
+    )
 
 
 def _scenarios(args: argparse.Namespace) -> list[Path]:
@@ -59,13 +77,18 @@ def _scenarios(args: argparse.Namespace) -> list[Path]:
         found = sorted(VALIDATION_DIR.glob("*.toml"))
         if not found:
             raise CliError(f"--all: no {VALIDATION_DIR}/*.toml here; run from the repository root")
-        paths += [p for p in found if p not in paths]
+        # Scenarios with guests are the balloon validation's (--balloon), not per-counter ones.
+        paths += [p for p in found if p not in paths and not balloon.is_guest_scenario(p)]
     if not paths:
         raise CliError("no scenario: give SCENARIO files or --all")
     return paths
 
 
 def main(args: argparse.Namespace) -> int:
+    if args.balloon:
+        return _balloon(args)
+    if args.real_only or args.sim_out:
+        raise CliError("--real-only and --sim-out go with --balloon")
     comparisons = []
     try:
         for path in _scenarios(args):
@@ -87,4 +110,39 @@ def main(args: argparse.Namespace) -> int:
         sys.stdout.write("\n".join(render(c) for c in comparisons))
         if len(comparisons) > 1:
             sys.stdout.write(f"\n{report.overall(comparisons)}\n")
+    return 0
+
+
+def _balloon(args: argparse.Namespace) -> int:
+    if args.all:
+        raise CliError("--balloon runs its own scenarios (or the SCENARIO files given); drop --all")
+    paths = [Path(x) for x in args.scenarios] or list(balloon.SCENARIOS)
+    comparisons = []
+    try:
+        for path in paths:
+            s = balloon.load_spec(path)
+            if args.boot:
+                timeout = args.timeout if args.timeout != DEFAULT_TIMEOUT_S else None
+                kept = balloon.boot_and_keep(s, args.reps, args.accel, timeout)
+            else:
+                kept = balloon.load_kept(s)
+            csv_path = None
+            if not args.real_only:
+                print(f"{s.name}: simulating", file=sys.stderr, flush=True)
+                try:
+                    csv_path = balloon_compare.simulate(
+                        s, Path(args.sim_out) if args.sim_out else None)
+                except ScenarioError as e:
+                    raise CliError(
+                        f"{e} (the simulator could not run {path}; --real-only shows the kept "
+                        "real figures alone)") from None
+            comparisons.append(balloon_compare.compare(s, kept, csv_path))
+        if args.write_doc:
+            report.write_balloon_doc(Path(args.write_doc), comparisons)
+    except ValidateError as e:
+        raise CliError(str(e), e.exit_code) from None
+    if args.format == "json":
+        sys.stdout.write(report.balloon_json(comparisons))
+    else:
+        sys.stdout.write(report.balloon_markdown(comparisons))
     return 0

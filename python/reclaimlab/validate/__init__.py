@@ -6,5 +6,8 @@ contract): :mod:`.report` renders, :mod:`.compare` sets the kept real results be
 runs, :mod:`.store` keeps and remakes the real results, :mod:`.guest` boots QEMU and parses the
 serial console, :mod:`.initramfs` builds the guest's root, :mod:`.kernel` fetches the kernel
 package and builds the workload program (``workload.c``), :mod:`.spec` turns a scenario into
-what the guest runs. docs/VALIDATION.md describes it all.
+what the guest runs. The free page reporting run (``--balloon``) has its own: :mod:`.balloon`
+(the guest with a virtio-balloon device, ``balloon.c``, the host's RSS sampling, its kept
+results), :mod:`.rss` (returned bytes, time to half and to 90 %) and :mod:`.balloon_compare`.
+docs/VALIDATION.md describes it all.
 """

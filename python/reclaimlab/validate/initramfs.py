@@ -156,7 +156,7 @@ poweroff -f
 """
 
 
-class _Cpio:
+class Cpio:
     """A cpio "newc" archive in memory."""
 
     def __init__(self) -> None:
@@ -188,7 +188,7 @@ def build(
 ) -> Path:
     """Write the initramfs for one boot of ``spec`` to ``out``."""
     kos = module_order(modules_dir)
-    archive = _Cpio()
+    archive = Cpio()
     for d in ("bin", "lib", "lib/modules"):
         archive.directory(d)
     archive.file("bin/busybox", busybox.read_bytes(), 0o755)
@@ -197,16 +197,20 @@ def build(
     archive.file("reclaimlab-workload", workload.read_bytes(), 0o755)
     archive.file("workload.spec", spec.workload_spec.encode())
     archive.file("init", init_script(spec, [k.name for k in kos], seed).encode(), 0o755)
+    return write_gzip(out, archive)
+
+
+def write_gzip(out: Path, archive: Cpio) -> Path:
+    """The finished archive, gzip'd with a fixed header (same inputs, same bytes), at ``out``."""
     out.write_bytes(gzip.compress(archive.finish(), compresslevel=6, mtime=0))
     return out
 
 
 def build_probe(out: Path, busybox: Path, marker: str) -> Path:
     """An initramfs whose /init prints ``marker`` and powers off: the KVM probe's guest."""
-    archive = _Cpio()
+    archive = Cpio()
     archive.directory("bin")
     archive.file("bin/busybox", busybox.read_bytes(), 0o755)
     init = f"#!/bin/busybox sh\n/bin/busybox echo '{marker}'\n/bin/busybox poweroff -f\n"
     archive.file("init", init.encode(), 0o755)
-    out.write_bytes(gzip.compress(archive.finish(), compresslevel=6, mtime=0))
-    return out
+    return write_gzip(out, archive)

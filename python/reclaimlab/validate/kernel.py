@@ -18,6 +18,7 @@ SETUP_HINT = "run `bash scripts/validate-setup.sh` (installs qemu-system-x86, bu
 # The metapackage that names the current 6.1 ABI (linux-image-6.1.0-N-amd64).
 META_PACKAGE = "linux-image-amd64"
 WORKLOAD_SOURCE = Path(__file__).with_name("workload.c")
+BALLOON_SOURCE = Path(__file__).with_name("balloon.c")
 
 
 @dataclass(frozen=True)
@@ -144,15 +145,24 @@ def fetch_kernel(cache: Path, package: str | None = None) -> Kernel:
 def build_workload(cache: Path) -> Path:
     """The workload program, built statically (the initramfs has no libc) when its source is
     newer than the binary."""
-    out = cache / "reclaimlab-workload"
-    if out.is_file() and out.stat().st_mtime >= WORKLOAD_SOURCE.stat().st_mtime:
+    return build_static(WORKLOAD_SOURCE, cache / "reclaimlab-workload")
+
+
+def build_balloon(cache: Path) -> Path:
+    """The balloon run's guest program (balloon.c), built like the workload program."""
+    return build_static(BALLOON_SOURCE, cache / "reclaimlab-balloon")
+
+
+def build_static(source: Path, out: Path) -> Path:
+    """``source`` compiled and linked statically into ``out``, unless ``out`` is newer."""
+    if out.is_file() and out.stat().st_mtime >= source.stat().st_mtime:
         return out
     gcc = require("gcc", "gcc")
-    cache.mkdir(parents=True, exist_ok=True)
+    out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_suffix(".tmp")
     run_tool(
-        [gcc, "-O2", "-Wall", "-static", "-pthread", "-o", str(tmp), str(WORKLOAD_SOURCE), "-lm"],
-        "building the workload program (static; needs libc6-dev)",
+        [gcc, "-O2", "-Wall", "-static", "-pthread", "-o", str(tmp), str(source), "-lm"],
+        f"building {source.name} (static; needs libc6-dev)",
         300,
     )
     tmp.replace(out)
