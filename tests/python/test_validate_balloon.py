@@ -3,9 +3,8 @@ reporting (D4) and without it (D1), the figures taken from them (returned bytes,
 and to 90 %), the reading of a simulator's vm_rss.csv, the scenario -> guest reading, and the
 CLI. Nothing here boots a VM.
 
-The one test that runs the simulator on the balloon scenarios needs [[guest]] support in the
-simulator (issue 12): it is marked xfail(strict) until then, so it fails loudly (XPASS) the
-day the simulator runs them and the mark must go.
+The one test that runs the simulator on the balloon scenarios compares the simulated guest
+with the kept real ones.
 """
 
 from __future__ import annotations
@@ -341,14 +340,8 @@ def test_write_doc_replaces_only_the_balloon_block(capsys, tmp_path, kept):
     assert "markers" in capsys.readouterr().err and doc.read_text() == "no markers\n"
 
 
-# --- the simulated side (needs [[guest]] in the simulator) ------------------------------------
+# --- the simulated side ------------------------------------------------------------------------
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=api.ScenarioError,
-    reason="REQUIRES GUESTS: the simulator does not parse [[guest]] tables yet (issue 12); "
-    "remove this mark when it does",
-)
 def test_simulated_d4_and_d1_against_the_real_guest(tmp_path, kept):
     for path in (D4, D1):
         api.validate(path)

@@ -117,10 +117,11 @@ def load_spec(path: Path) -> BalloonSpec:
             "and a `duration` (when its program frees and exits)"
         )
     w = works[0]
-    hinting = str(g.get("hinting", "D1"))
+    policy = g.get("policy", {})
+    hinting = str(policy.get("hinting", "D1") if isinstance(policy, dict) else "D1")
     if hinting not in REPORTING:
         raise ValidateError(
-            f"{path}: [[guest]] hinting = {hinting!r}: the real guest (QEMU virtio-balloon, "
+            f"{path}: [guest.policy] hinting = {hinting!r}: the real guest (QEMU virtio-balloon, "
             f"Linux 6.1) runs only {' and '.join(sorted(REPORTING))}; use one of them"
         )
     if "duration" not in doc.get("sim", {}):

@@ -475,7 +475,10 @@ impl Thread {
     fn end_of_passes(&mut self, t: u64) -> Step {
         if self.hold_ns > 0 {
             self.phase = Phase::Holding;
-            return self.yield_at(t + self.hold_ns);
+            // The workload's `duration` ends the hold too: it exits then, holding or not.
+            let until = t + self.hold_ns;
+            let until = self.deadline_ns.map_or(until, |d| until.min(d.max(t)));
+            return self.yield_at(until);
         }
         self.stop(t, false);
         Step::Finished
