@@ -5,5 +5,6 @@ pub mod invariants;
 pub mod procfs;
 pub mod render;
 pub mod slab_invariants;
+pub mod spool;
 pub mod summary;
 pub mod timeseries;
