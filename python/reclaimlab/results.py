@@ -304,6 +304,8 @@ def output_lock(target: str | os.PathLike, what: str = "reclaimlab") -> Iterator
         finally:
             _held[key][1] -= 1
         return
+    # Directories made only to hold the lock are removed again if nothing else went in them.
+    made = [p for p in [target.parent, *target.parent.parents] if not p.exists()]
     target.parent.mkdir(parents=True, exist_ok=True)
     lock = _lock_path(target)
     while True:
@@ -339,6 +341,11 @@ def output_lock(target: str | os.PathLike, what: str = "reclaimlab") -> Iterator
         except OSError:
             pass
         os.close(fd)  # closing releases the flock
+        for d in made:
+            try:
+                os.rmdir(d)
+            except OSError:
+                break
 
 
 @contextmanager

@@ -172,7 +172,8 @@ def load(path: str | os.PathLike) -> Sweep:
     except tomllib.TOMLDecodeError as e:
         m = re.search(r"line (\d+)", str(e))
         raise SweepError(
-            f"{path}:{m.group(1) if m else 1}: error: not valid TOML: {e}"
+            f"{path}:{m.group(1) if m else 1}: error: not valid TOML: {e}; check the quotes and "
+            "brackets there (keys with dots are quoted: \"host.ram\" = [...])"
         ) from None
     where = _Where(path, text)
     allowed = {"scenario", "seeds", "axes", "include"}

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import subprocess
 import sys
 import textwrap
@@ -97,12 +96,20 @@ def test_a_series_longer_than_a_chunk_reads_back_exactly(tmp_path):
 
 
 def test_ten_days_at_one_second_stay_under_300_mb(tmp_path):
-    # 864,001 samples. Before streaming, this took gigabytes of RSS (issue 15).
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    p = run_cli("run", str(long_scenario(tmp_path, "240h")), "--out", str(tmp_path / "out"))
-    assert p.returncode == 0, p.stderr
-    peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    assert peak_kib >= before
+    # 864,001 samples. Before streaming, this took about 1 GB of RSS (issue 15 reported 5 GB
+    # with the time series of a busier machine). The peak is measured by a fresh process whose
+    # only child is the run (RUSAGE_CHILDREN is the largest child ever waited for).
+    cmd = [sys.executable, "-m", "reclaimlab", "run", str(long_scenario(tmp_path, "240h")),
+           "--out", str(tmp_path / "out")]
+    probe = (
+        "import resource, subprocess, sys\n"
+        f"p = subprocess.run({cmd!r}, stdin=subprocess.DEVNULL, capture_output=True, text=True)\n"
+        "sys.stderr.write(p.stderr)\n"
+        "print(p.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+    )
+    p = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=600)
+    rc, peak_kib = map(int, p.stdout.split())
+    assert rc == 0, p.stderr
     assert peak_kib < 300 * 1024, f"peak RSS {peak_kib / 1024:.0f} MiB"
     n = pq.ParquetFile(tmp_path / "out" / "timeseries.parquet").metadata.num_rows
     assert n == 240 * 3600 + 1

@@ -428,7 +428,8 @@ pub(super) fn syntax_error(ctx: &Ctx, e: &TomlError) -> ScenarioError {
             "keep only one of the two (a later value does not override an earlier one in TOML)"
                 .to_string()
         } else {
-            "write `key = value`, strings in quotes, tables as [name] and workloads as              [[workload]] (see `reclaimlab run FILE --show-defaults` for a complete example)"
+            "write `key = value`, strings in quotes, tables as [name] and workloads as \
+             [[workload]] (see `reclaimlab run FILE --show-defaults` for a complete example)"
                 .to_string()
         }
     });

@@ -60,8 +60,9 @@ impl TraceReader {
     ) -> Result<TraceReader, TraceError> {
         let shown = path.display().to_string();
         // Looked at before opening: opening a FIFO blocks until a writer comes.
-        let meta = std::fs::metadata(path)
-            .map_err(|e| TraceError::file(&shown, format!("cannot open the trace: {e}")))?;
+        let meta = std::fs::metadata(path).map_err(|e| {
+            TraceError::file(&shown, format!("cannot open the trace: {}", io_reason(&e)))
+        })?;
         if meta.is_dir() {
             return Err(TraceError::file(&shown, "is a directory, not a trace file"));
         }
@@ -73,8 +74,9 @@ impl TraceReader {
                 "is not a regular file (a device, pipe or socket); give a trace file",
             ));
         }
-        let file = File::open(path)
-            .map_err(|e| TraceError::file(&shown, format!("cannot open the trace: {e}")))?;
+        let file = File::open(path).map_err(|e| {
+            TraceError::file(&shown, format!("cannot open the trace: {}", io_reason(&e)))
+        })?;
         TraceReader::from_read(&shown, Box::new(file), format, compression)
     }
 
@@ -385,6 +387,22 @@ impl TraceReader {
                     message,
                 }),
             };
+        }
+    }
+}
+
+/// An I/O error as the user needs it: the reason, and the fix for the common ones, without
+/// Rust's "(os error N)".
+fn io_reason(e: &std::io::Error) -> String {
+    match e.kind() {
+        ErrorKind::NotFound => "no such file; check the path".to_string(),
+        ErrorKind::PermissionDenied => "permission denied; make the file readable".to_string(),
+        _ => {
+            let text = e.to_string();
+            match text.find(" (os error") {
+                Some(i) => text[..i].to_string(),
+                None => text,
+            }
         }
     }
 }
