@@ -221,6 +221,12 @@ class RunResult:
         return {name: col.tolist() for name, col in self.timeseries.items()}
 
     @property
+    def series(self) -> Any:
+        """The time series as the engine keeps it (what :func:`reclaimlab.results.result_files`
+        and :func:`reclaimlab.results.write_result_dir` take), without reading it into memory."""
+        return self._columns
+
+    @property
     def name(self) -> str | None:
         """The scenario's name."""
         return self.summary.get("name")
@@ -386,7 +392,7 @@ def ensure_result(
         else:
             result = run(src, seed=want_seed, progress=progress, trace=trace)
             path = st.put(
-                key, result_files(result.texts(), result.columns), wall_time_s=result.wall_time_s,
+                key, result_files(result.texts(), result.series), wall_time_s=result.wall_time_s,
                 label=f"{result.name} seed {want_seed}",
             )
             summary, wall = result.summary, result.wall_time_s

@@ -366,7 +366,7 @@ def run_job(text: str, name: str, seed: int) -> dict[str, Any]:
         r = api.run(api.Source(text=text, name=name), seed=seed)
     except Exception as e:  # noqa: BLE001 - recorded with the run, the sweep goes on
         return {"ok": False, "error": f"{type(e).__name__}: {str(e).strip()}"}
-    files = result_files(r.texts(), r.columns)
+    files = result_files(r.texts(), r.series)
     return {"ok": True, "files": files, "wall_time_s": time.perf_counter() - wall,
             "cpu_time_s": time.process_time() - cpu}
 
