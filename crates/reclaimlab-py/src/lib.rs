@@ -391,10 +391,18 @@ impl Timeseries {
     }
 
     /// Samples `start..start + count` (clipped to the end) as little-endian int64, row-major.
-    fn read<'py>(&self, py: Python<'py>, start: usize, count: usize) -> Bound<'py, PyBytes> {
-        let rows = py.allow_threads(|| self.0.rows(start, count));
+    fn read<'py>(
+        &self,
+        py: Python<'py>,
+        start: usize,
+        count: usize,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        // Reading back the spool file fails only if it vanished: an internal error.
+        let rows = py
+            .allow_threads(|| catch_unwind(|| self.0.rows(start, count)))
+            .map_err(internal_error)?;
         let bytes: Vec<u8> = rows.iter().flat_map(|v| v.to_le_bytes()).collect();
-        PyBytes::new_bound(py, &bytes)
+        Ok(PyBytes::new_bound(py, &bytes))
     }
 }
 
