@@ -424,7 +424,7 @@ fn value(b: &mut Bytes, depth: u32) -> String {
 
 fn key<'s>(b: &mut Bytes, known: &'s [&'s str]) -> String {
     // Mostly the schema's names; now and then one it does not know.
-    if b.byte() % 16 == 0 {
+    if b.byte().is_multiple_of(16) {
         quote(b.pick_str(&["bogus", "Ram", "ram ", "", "size.x"]))
     } else {
         b.pick(known).to_string()
@@ -435,7 +435,7 @@ fn key<'s>(b: &mut Bytes, known: &'s [&'s str]) -> String {
 pub fn scenario_document(data: &[u8]) -> String {
     let mut b = Bytes { data, at: 0 };
     let mut out = String::new();
-    if b.byte() % 4 != 0 {
+    if !b.byte().is_multiple_of(4) {
         out.push_str(&format!(
             "name = {}\n",
             quote(b.pick_str(&["t", "über", "", "a/b", "x y"]))
@@ -450,7 +450,7 @@ pub fn scenario_document(data: &[u8]) -> String {
     }
     for i in 0..b.byte() % 3 {
         out.push_str("\n[[workload]]\n");
-        if b.byte() % 8 != 0 {
+        if !b.byte().is_multiple_of(8) {
             out.push_str(&format!("name = \"w{i}\"\n"));
         }
         for _ in 0..b.byte() % 3 {

@@ -8,7 +8,10 @@ use std::path::{Path, PathBuf};
 #[path = "../../../fuzz/targets.rs"]
 mod targets;
 
-const TARGETS: &[(&str, fn(&[u8]))] = &[
+/// A target: its name (the corpus folder) and its body.
+type Target = (&'static str, fn(&[u8]));
+
+const TARGETS: &[Target] = &[
     ("scenario_toml", targets::scenario_toml),
     ("scenario_dict", targets::scenario_dict),
     ("trace_oracle", targets::trace_oracle),
