@@ -9,7 +9,7 @@ The simulator itself is Rust (``reclaimlab._core``); this package is the front e
 
 from importlib.metadata import PackageNotFoundError, version as _version
 
-from ._core import ENGINE_VERSION, ScenarioError, SimulationError, TraceError
+from ._core import ENGINE_VERSION, InternalError, ScenarioError, SimulationError, TraceError
 from .api import RunResult, ScenarioNotFound, lru, policies, run, show_defaults
 from .results import OutputError
 
@@ -22,6 +22,7 @@ __all__ = [
     "ENGINE_VERSION",
     "OutputError",
     "RunResult",
+    "InternalError",
     "ScenarioError",
     "ScenarioNotFound",
     "SimulationError",

@@ -20,14 +20,23 @@ from pathlib import Path
 from typing import Any, Union
 
 from . import _core
-from ._core import ENGINE_VERSION, ScenarioError, SimulationError, TraceError
-from .results import parse_vmstat, result_files, sim_time_ns, write_result_dir
+from ._core import ENGINE_VERSION, InternalError, ScenarioError, SimulationError, TraceError
+from .results import (
+    parse_vmstat,
+    result_files,
+    series_chunks,
+    series_len,
+    series_names,
+    sim_time_ns,
+    write_result_dir,
+)
 from .store import Store
 
 __all__ = [
     "ENGINE_VERSION",
     "ensure_result",
     "Ensured",
+    "InternalError",
     "lru",
     "parse_vmstat",
     "policies",
@@ -51,11 +60,37 @@ ProgressLike = Union[bool, None, Callable[[int, int], Any]]
 
 
 class ScenarioNotFound(FileNotFoundError):
-    """The scenario path does not name a file."""
+    """The scenario path does not name a readable file (``reason`` says why)."""
 
-    def __init__(self, path: str):
-        super().__init__(f"{path}: no such file")
+    def __init__(self, path: str, reason: str = "no such file"):
+        super().__init__(f"{path}: {reason}")
         self.path = path
+        self.reason = reason
+
+
+def _dict_error(path: str, message: str, fix: str) -> ScenarioError:
+    return ScenarioError(f"<dict>: error: in field `{path}`: {message}\n  help: {fix}")
+
+
+def _check_dict(value: Any, path: str = "") -> None:
+    """Refuse what TOML cannot hold before it is turned into TOML text: None (TOML has no
+    null), keys that are not strings, values of types TOML does not know. The message names the
+    key as a dotted path, like the parser's own messages."""
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise _dict_error(path or "<top>", f"key {k!r} is a {type(k).__name__}, not a string",
+                                  "scenario keys are strings, as in a TOML file")
+            _check_dict(v, f"{path}.{k}" if path else k)
+    elif isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            _check_dict(v, f"{path}[{i}]")
+    elif value is None:
+        raise _dict_error(path, "is None, and a scenario has no null value",
+                          "leave the key out to get its default, or give it a value")
+    elif not isinstance(value, (str, bool, int, float)):
+        raise _dict_error(path, f"is a {type(value).__name__}, which a scenario cannot hold",
+                          "use a string, number, boolean, list or dict, as in a TOML file")
 
 
 @dataclass(frozen=True)
@@ -78,6 +113,9 @@ def _plain(value: Any) -> Any:
         return {str(k): _plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_plain(v) for v in value]
+    if isinstance(value, int) and not isinstance(value, bool) and value > 2**63 - 1:
+        # TOML integers stop at 2^63-1; the scenario parser takes larger ones as decimal strings.
+        return str(value)
     return value
 
 
@@ -88,11 +126,15 @@ def scenario_source(scenario: ScenarioLike | Source) -> Source:
     if isinstance(scenario, Mapping):
         import tomli_w
 
+        _check_dict(scenario)
         return Source(text=tomli_w.dumps(_plain(scenario)), name="<dict>")
     if isinstance(scenario, (str, os.PathLike)):
         path = os.fspath(scenario)
+        if os.path.isdir(path):
+            raise ScenarioNotFound(path, "is a directory, not a scenario file (give a .toml file)")
         if not os.path.isfile(path):
-            raise ScenarioNotFound(path)
+            reason = "no such file" if not os.path.lexists(path) else "not a regular file"
+            raise ScenarioNotFound(path, reason)
         return Source(path=path)
     raise TypeError(
         f"scenario must be a path or a dict, not {type(scenario).__name__}"
@@ -121,6 +163,16 @@ def resolved_scenario(scenario: ScenarioLike | Source) -> str:
     return _core.show_defaults(**scenario_source(scenario).kwargs())
 
 
+def _last_row(series: Any, n: int) -> Mapping[str, list[int]]:
+    """The last sample of a series, as plain columns of one value."""
+    if isinstance(series, Mapping):
+        return {k: list(v[n - 1:n]) for k, v in series.items()}
+    import numpy as np
+
+    row = np.frombuffer(series.read(n - 1, 1), dtype="<i8")
+    return {k: [int(v)] for k, v in zip(series.names, row)}
+
+
 class RunResult:
     """The outputs of one run. Build it with :func:`run`."""
 
@@ -133,7 +185,10 @@ class RunResult:
         self.trace: str | None = raw.get("trace")
         # Files only some runs have (``slabinfo``, ``shrinker_debugfs`` with slab shrinkers).
         self.extra_files: dict[str, str] = dict(raw.get("extra_files", {}))
-        self._columns: dict[str, list[int]] = dict(raw["timeseries"])
+        # Plain columns, or the engine's Timeseries (a long run's samples stay on disk until
+        # written or asked for).
+        series = raw["timeseries"]
+        self._columns: Any = dict(series) if isinstance(series, Mapping) else series
         self.wall_time_s = wall_time_s
         self.out: Path | None = None
 
@@ -152,13 +207,23 @@ class RunResult:
         import numpy as np
         import pandas as pd
 
+        chunks = list(series_chunks(self._columns))
         return pd.DataFrame(
-            {name: np.asarray(values, dtype=np.int64) for name, values in self._columns.items()}
+            {name: np.concatenate([c[name] for c in chunks]) for name in series_names(self._columns)}
         )
 
-    @property
+    @cached_property
     def columns(self) -> dict[str, list[int]]:
-        """The time series as plain columns (what ``timeseries.parquet`` holds)."""
+        """The time series as plain columns (what ``timeseries.parquet`` holds), read into memory
+        (a long run's series is large: :meth:`write` streams it instead)."""
+        if isinstance(self._columns, Mapping):
+            return self._columns
+        return {name: col.tolist() for name, col in self.timeseries.items()}
+
+    @property
+    def series(self) -> Any:
+        """The time series as the engine keeps it (what :func:`reclaimlab.results.result_files`
+        and :func:`reclaimlab.results.write_result_dir` take), without reading it into memory."""
         return self._columns
 
     @property
@@ -184,8 +249,10 @@ class RunResult:
     def sim_time_ns(self) -> int | None:
         t = sim_time_ns(self.summary)
         if t is None:
-            times = self._columns.get("time_ns")
-            t = int(times[-1]) if times else None
+            n = series_len(self._columns)
+            if n:
+                last = next(series_chunks(_last_row(self._columns, n)))
+                t = int(last["time_ns"][-1]) if "time_ns" in last else None
         return t
 
     def texts(self) -> dict[str, str]:
@@ -325,7 +392,7 @@ def ensure_result(
         else:
             result = run(src, seed=want_seed, progress=progress, trace=trace)
             path = st.put(
-                key, result_files(result.texts(), result.columns), wall_time_s=result.wall_time_s,
+                key, result_files(result.texts(), result.series), wall_time_s=result.wall_time_s,
                 label=f"{result.name} seed {want_seed}",
             )
             summary, wall = result.summary, result.wall_time_s

@@ -23,6 +23,7 @@ nothing else of the package, so every layer above can use it.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -77,53 +78,140 @@ class RunDirError(Exception):
 
 # ---- naming -----------------------------------------------------------------------------------
 
-_UNSAFE = re.compile(r"[^A-Za-z0-9._+-]+")
+# Letters and digits of any script are kept (``\w`` is Unicode-aware), path separators, spaces
+# and control characters are not.
+_UNSAFE = re.compile(r"[^\w.+-]+")
 
 
 def result_dir_name(scenario_name: str) -> str:
-    """A scenario name as a single, safe, visible directory name."""
+    """A scenario name as a single, safe, visible directory name.
+
+    Names of any script are kept as they are ("müll-test", "回收"); what cannot be in a name is
+    replaced by ``_``. A name with nothing usable left ("...", "///") becomes ``scenario-`` and a
+    short hash of the name, so that two different names never share a directory that way.
+    """
     name = _UNSAFE.sub("_", scenario_name).lstrip("._").rstrip("_")
-    return name or "scenario"
+    if not name:
+        digest = hashlib.sha256(scenario_name.encode("utf-8")).hexdigest()[:8]
+        return f"scenario-{digest}"
+    return name
 
 
 # ---- writing ----------------------------------------------------------------------------------
 
 
-def _int_table(columns: Mapping[str, Sequence[int]]):
+#: Samples encoded at a time when writing a time series. It bounds the memory of writing a long
+#: run's series (a 10-day run sampled every second has 864,000 samples); a series of at most
+#: this many samples is one Parquet row group, longer ones one row group per chunk.
+SERIES_CHUNK_ROWS = 16384
+
+#: A time series: plain columns (name -> values, ``time_ns`` first), or the engine's
+#: :class:`reclaimlab._core.Timeseries` (``names``, ``len()``, ``read(start, count)``), which
+#: keeps a long series on disk until it is written.
+Series = Any
+
+
+def series_names(series: Series) -> list[str]:
+    if isinstance(series, Mapping):
+        return list(series)
+    return list(series.names)
+
+
+def series_len(series: Series) -> int:
+    if isinstance(series, Mapping):
+        return len(next(iter(series.values()))) if series else 0
+    return len(series)
+
+
+def series_chunks(series: Series, rows: int = SERIES_CHUNK_ROWS) -> Iterator[dict[str, Any]]:
+    """The series as consecutive chunks of at most ``rows`` samples: name -> int64 numpy array.
+    At least one chunk, empty for an empty series."""
+    import numpy as np
+
+    names = series_names(series)
+    n = series_len(series)
+    starts = range(0, n, rows) if n else range(0, 1)
+    if isinstance(series, Mapping):
+        for start in starts:
+            yield {k: np.asarray(series[k][start:start + rows], dtype=np.int64) for k in names}
+        return
+    width = len(names)
+    for start in starts:
+        flat = np.frombuffer(series.read(start, rows), dtype="<i8").astype(np.int64, copy=False)
+        table = flat.reshape(-1, width) if width else flat.reshape(0, 0)
+        yield {k: np.ascontiguousarray(table[:, i]) for i, k in enumerate(names)}
+
+
+def _int_table(columns: Mapping[str, Any]):
     import pyarrow as pa
 
     return pa.table({name: pa.array(values, type=pa.int64()) for name, values in columns.items()})
 
 
-def parquet_bytes(columns: Mapping[str, Sequence[int]]) -> bytes:
-    """Integer columns (in the given order) as one Parquet table, in memory."""
+def _schema(names: Sequence[str]):
     import pyarrow as pa
+
+    return pa.schema([pa.field(n, pa.int64()) for n in names])
+
+
+def _write_parquet_to(sink, series: Series) -> None:
     import pyarrow.parquet as pq
 
+    with pq.ParquetWriter(sink, _schema(series_names(series)), **PARQUET_OPTIONS) as w:
+        for chunk in series_chunks(series):
+            w.write_table(_int_table(chunk))
+
+
+def _write_csv_to(sink, series: Series) -> None:
+    """A header line, then one line per sample (the header unquoted, as the column names are
+    plain identifiers)."""
+    import pyarrow.csv as pacsv
+
+    names = series_names(series)
+    sink.write((",".join(names) + "\n").encode("utf-8"))
+    options = pacsv.WriteOptions(include_header=False, quoting_style="none")
+    with pacsv.CSVWriter(sink, _schema(names), write_options=options) as w:
+        for chunk in series_chunks(series):
+            w.write_table(_int_table(chunk))
+
+
+def parquet_bytes(columns: Series) -> bytes:
+    """Integer columns (in the given order) as one Parquet table, in memory."""
+    import pyarrow as pa
+
     sink = pa.BufferOutputStream()
-    pq.write_table(_int_table(columns), sink, **PARQUET_OPTIONS)
+    _write_parquet_to(sink, columns)
     return sink.getvalue().to_pybytes()
 
 
-def csv_bytes(columns: Mapping[str, Sequence[int]]) -> bytes:
+def csv_bytes(columns: Series) -> bytes:
     """The same columns as CSV (a header line, then one line per sample), for tools without
     Parquet."""
     import pyarrow as pa
-    import pyarrow.csv as pacsv
 
     sink = pa.BufferOutputStream()
-    options = pacsv.WriteOptions(include_header=False, quoting_style="none")
-    pacsv.write_csv(_int_table(columns), sink, options)
-    # The header unquoted, as the column names are plain identifiers.
-    return (",".join(columns) + "\n").encode("utf-8") + sink.getvalue().to_pybytes()
+    _write_csv_to(sink, columns)
+    return sink.getvalue().to_pybytes()
 
 
-def write_parquet(columns: Mapping[str, Sequence[int]], path: str | os.PathLike) -> None:
+def write_parquet(columns: Series, path: str | os.PathLike) -> None:
     """Write integer columns (in the given order) as one Parquet table."""
     Path(path).write_bytes(parquet_bytes(columns))
 
 
-def result_files(texts: Mapping[str, str], columns: Mapping[str, Sequence[int]]) -> dict[str, bytes]:
+def write_series_files(directory: str | os.PathLike, series: Series) -> None:
+    """Write ``timeseries.parquet`` and ``timeseries.csv`` into ``directory`` a chunk at a time,
+    so that memory does not grow with the length of the series."""
+    import pyarrow as pa
+
+    d = Path(directory)
+    with pa.OSFile(str(d / "timeseries.parquet"), "wb") as f:
+        _write_parquet_to(f, series)
+    with pa.OSFile(str(d / "timeseries.csv"), "wb") as f:
+        _write_csv_to(f, series)
+
+
+def result_files(texts: Mapping[str, str], columns: Series) -> dict[str, bytes]:
     """The files of a result directory, encoded: the text files of ``texts`` (vmstat, zoneinfo,
     buddyinfo, summary.json [, trace]) and the time series as ``timeseries.parquet`` and
     ``timeseries.csv``. Encoding is the costly part of writing a result; a sweep does it in the
@@ -154,10 +242,110 @@ def _make_hidden_dir(parent: Path, prefix: str) -> Path:
 
 
 def replaceable(path: Path) -> bool:
-    """A directory we may replace: empty, or a previous reclaimlab result."""
+    """A directory we may replace: empty, a previous reclaimlab result, or the output of a run
+    that failed with an internal error (only its log)."""
     if not path.is_dir() or path.is_symlink():
         return False
-    return (path / "summary.json").is_file() or not any(path.iterdir())
+    if (path / "summary.json").is_file():
+        return True
+    return all(p.name == INTERNAL_ERROR_LOG for p in path.iterdir())
+
+
+class OutputLocked(OutputError):
+    """Another process is writing the same output."""
+
+
+#: The internal-error log a failed run leaves in its output directory (the only file that may
+#: be there besides a result).
+INTERNAL_ERROR_LOG = "internal-error.log"
+
+# Outputs whose lock this process holds: resolved path -> (fd, depth).
+_held: dict[str, list[int]] = {}
+
+
+def _lock_path(target: Path) -> Path:
+    return target.parent / f".{target.name}.lock"
+
+
+def sweep_leftovers(target: str | os.PathLike) -> list[Path]:
+    """Remove what writers of ``target`` that were killed left beside it (``.NAME.partial-*``,
+    ``.NAME.old-*``); call it only holding :func:`output_lock`. Returns what was removed."""
+    target = Path(target)
+    gone = []
+    if not target.parent.is_dir():
+        return gone
+    for prefix in (f".{target.name}.partial-", f".{target.name}.old-"):
+        for p in target.parent.glob(f"{glob_escape(prefix)}*"):
+            if p.is_dir() and not p.is_symlink():
+                shutil.rmtree(p, ignore_errors=True)
+            else:
+                p.unlink(missing_ok=True)
+            gone.append(p)
+    return gone
+
+
+def glob_escape(text: str) -> str:
+    """``text`` with glob metacharacters escaped."""
+    return re.sub(r"([*?\[])", r"[\1]", text)
+
+
+@contextmanager
+def output_lock(target: str | os.PathLike, what: str = "reclaimlab") -> Iterator[Path]:
+    """Hold the write lock of the output ``target`` (a ``flock`` on ``.NAME.lock`` beside it) for
+    the block, after removing what killed writers left behind. A second process asking for the
+    same output gets :class:`OutputLocked` at once; the kernel drops the lock of a process that
+    dies, however it dies. Re-entrant within a process."""
+    target = Path(target)
+    key = str(target.absolute())
+    if key in _held:
+        _held[key][1] += 1
+        try:
+            yield target
+        finally:
+            _held[key][1] -= 1
+        return
+    # Directories made only to hold the lock are removed again if nothing else went in them.
+    made = [p for p in [target.parent, *target.parent.parents] if not p.exists()]
+    target.parent.mkdir(parents=True, exist_ok=True)
+    lock = _lock_path(target)
+    while True:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip() or "another process"
+            os.close(fd)
+            raise OutputLocked(
+                f"{target} is being written by {holder}; wait for it to finish, or give this "
+                "run another --out"
+            ) from None
+        # The holder before us removes the file as it lets go: a lock on a file no longer
+        # under that name guards nothing, so take the new one.
+        try:
+            same = os.path.samestat(os.fstat(fd), os.stat(lock))
+        except FileNotFoundError:
+            same = False
+        if same:
+            break
+        os.close(fd)
+    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{what} (pid {os.getpid()})\n".encode(), 0)
+        _held[key] = [fd, 1]
+        sweep_leftovers(target)
+        yield target
+    finally:
+        _held.pop(key, None)
+        try:
+            os.unlink(lock)
+        except OSError:
+            pass
+        os.close(fd)  # closing releases the flock
+        for d in made:
+            try:
+                os.rmdir(d)
+            except OSError:
+                break
 
 
 @contextmanager
@@ -165,9 +353,16 @@ def atomic_directory(target: str | os.PathLike) -> Iterator[Path]:
     """Yield a fresh temporary directory; on normal exit it replaces ``target``.
 
     On any exception (including KeyboardInterrupt) the temporary directory is removed and
-    ``target`` is left exactly as it was.
+    ``target`` is left exactly as it was. Holds the output's lock (:func:`output_lock`), so two
+    writers of one output never race.
     """
-    target = Path(target)
+    with output_lock(target):
+        with _atomic_directory(Path(target)) as tmp:
+            yield tmp
+
+
+@contextmanager
+def _atomic_directory(target: Path) -> Iterator[Path]:
     if target.exists() or target.is_symlink():
         if not replaceable(target):
             raise OutputError(
@@ -197,15 +392,23 @@ def atomic_directory(target: str | os.PathLike) -> Iterator[Path]:
 def write_result_dir(
     target: str | os.PathLike,
     texts: Mapping[str, str],
-    columns: Mapping[str, Sequence[int]],
+    columns: Series,
     *,
     _after_first_file: Callable[[Path], None] | None = None,
 ) -> Path:
-    """Write a result directory: the text files of ``texts`` plus the time series.
+    """Write a result directory: the text files of ``texts`` plus the time series, the series
+    streamed a chunk at a time (:func:`write_series_files`).
 
     ``_after_first_file`` is a test hook called once the temporary directory holds a file.
     """
-    return write_result_files(target, result_files(texts, columns), _after_first_file=_after_first_file)
+    target = Path(target)
+    with atomic_directory(target) as tmp:
+        for i, (name, text) in enumerate(texts.items()):
+            (tmp / name).write_bytes(text.encode("utf-8"))
+            if i == 0 and _after_first_file is not None:
+                _after_first_file(tmp)
+        write_series_files(tmp, columns)
+    return target
 
 
 def write_result_files(

@@ -172,7 +172,8 @@ def load(path: str | os.PathLike) -> Sweep:
     except tomllib.TOMLDecodeError as e:
         m = re.search(r"line (\d+)", str(e))
         raise SweepError(
-            f"{path}:{m.group(1) if m else 1}: error: not valid TOML: {e}"
+            f"{path}:{m.group(1) if m else 1}: error: not valid TOML: {e}; check the quotes and "
+            "brackets there (keys with dots are quoted: \"host.ram\" = [...])"
         ) from None
     where = _Where(path, text)
     allowed = {"scenario", "seeds", "axes", "include"}
@@ -365,7 +366,7 @@ def run_job(text: str, name: str, seed: int) -> dict[str, Any]:
         r = api.run(api.Source(text=text, name=name), seed=seed)
     except Exception as e:  # noqa: BLE001 - recorded with the run, the sweep goes on
         return {"ok": False, "error": f"{type(e).__name__}: {str(e).strip()}"}
-    files = result_files(r.texts(), r.columns)
+    files = result_files(r.texts(), r.series)
     return {"ok": True, "files": files, "wall_time_s": time.perf_counter() - wall,
             "cpu_time_s": time.process_time() - cpu}
 

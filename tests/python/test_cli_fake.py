@@ -87,7 +87,7 @@ def test_keyboard_interrupt_exit_130_keeps_finished(fake_engine, tmp_path, monke
     capsys.readouterr()
     assert cli.main(["run", "s.toml", "--seed", "5"]) == 130
     err = capsys.readouterr().err
-    assert "interrupted; finished results kept in results" in err
+    assert "interrupted; results/alpha still holds the previous finished result" in err
     assert (tmp_path / "results" / "alpha" / "summary.json").read_bytes() == before
     assert os.listdir(tmp_path / "results") == ["alpha"]
 
@@ -96,8 +96,10 @@ def test_refuses_to_replace_foreign_directory(fake_engine, tmp_path, monkeypatch
     monkeypatch.chdir(tmp_path)
     write(tmp_path / "s.toml", 'name = "alpha"\n')
     write(tmp_path / "precious" / "notes.txt", "keep me")
-    assert cli.main(["run", "s.toml", "--out", "precious"]) == 1
-    assert "refusing to replace precious" in capsys.readouterr().err
+    # Refused before the run (issue 15: --out is checked first), as bad input.
+    assert cli.main(["run", "s.toml", "--out", "precious"]) == 2
+    assert "refusing to replace it" in capsys.readouterr().err
+    assert fake_engine.runs == []
     assert (tmp_path / "precious" / "notes.txt").read_text() == "keep me"
 
 

@@ -234,7 +234,8 @@ def test_ctrl_c_exits_130_and_writes_nothing(tmp_path):
     out, err = p.communicate(timeout=30)
     assert time.monotonic() - started < 5, "Ctrl-C took too long to stop the run"
     assert p.returncode == 130, err
-    assert "interrupted; finished results kept in results/long" in err
+    # Nothing was finished, and the message does not claim otherwise (issue 15).
+    assert "interrupted; nothing was written to results/long" in err
     assert "Traceback" not in err
     assert not (tmp_path / "results").exists() or os.listdir(tmp_path / "results") == []
 

@@ -223,6 +223,7 @@ pub(crate) fn workload_threads(
     cpus: u32,
     seed: u64,
     offset_ns: u64,
+    poll: &mut dyn FnMut() -> bool,
 ) -> Result<WorkloadThreads, SimError> {
     // Workload threads, in scenario order: each workload is a process of the machine.
     let mut threads: Vec<Thread> = Vec::new();
@@ -258,7 +259,9 @@ pub(crate) fn workload_threads(
             threads.push(Thread::file(&origin(threads.len()), f, base, pages as u32));
         }
         if let Some(spec) = &w.trace {
-            let mut replay = TraceReplay::scan(spec).map_err(SimError::Trace)?;
+            let mut replay = TraceReplay::scan_polled(spec, poll)
+                .map_err(SimError::Trace)?
+                .ok_or(SimError::Interrupted)?;
             let mut bases = [0u32; 2];
             for (i, (pages, anon)) in [(replay.anon_pages, true), (replay.file_pages, false)]
                 .into_iter()
@@ -292,7 +295,14 @@ pub fn run(
     opts: &RunOptions,
     progress: &mut dyn FnMut(u64, u64) -> bool,
 ) -> Result<RunOutput, SimError> {
-    let mut run = Run::new(scenario, opts)?;
+    let end_ns = scenario
+        .sim
+        .duration_ns
+        .unwrap_or(scenario.sim.max_duration_ns);
+    let seed = opts.seed.unwrap_or(scenario.sim.seed);
+    let machine = host_machine(scenario, seed, opts.trace.is_some())?;
+    // Reading the traces before the run can take a while: a stop asked meanwhile is honoured.
+    let mut run = Run::with_machine_polled(scenario, opts, machine, &mut || progress(0, end_ns))?;
     run.go(progress)?;
     Ok(run.output())
 }
@@ -332,7 +342,18 @@ impl<'a> Run<'a> {
     pub fn with_machine(
         scn: &'a Scenario,
         opts: &RunOptions,
+        machine: Machine,
+    ) -> Result<Run<'a>, SimError> {
+        Run::with_machine_polled(scn, opts, machine, &mut || true)
+    }
+
+    /// [`with_machine`](Self::with_machine), calling `poll` while the workloads' traces are read;
+    /// `SimError::Interrupted` when it returns false.
+    pub fn with_machine_polled(
+        scn: &'a Scenario,
+        opts: &RunOptions,
         mut machine: Machine,
+        poll: &mut dyn FnMut() -> bool,
     ) -> Result<Run<'a>, SimError> {
         let seed = opts.seed.unwrap_or(scn.sim.seed);
         let cpus = scn.host.cpus.max(1);
@@ -344,7 +365,7 @@ impl<'a> Run<'a> {
             threads,
             fs_threads,
             trace_anon_pages,
-        } = workload_threads(&scn.workloads, &mut machine, cpus, seed, 0)?;
+        } = workload_threads(&scn.workloads, &mut machine, cpus, seed, 0, poll)?;
         for t in &threads {
             machine.mmget(t.task);
         }
@@ -368,7 +389,7 @@ impl<'a> Run<'a> {
         }
 
         // Guests: machines of their own, each with its VM process on this host.
-        let guests = crate::run_virt::build_guests(scn, &mut machine, seed)?;
+        let guests = crate::run_virt::build_guests(scn, &mut machine, seed, poll)?;
         let (guest_machines, vcpus, slots, guest_threads) = crate::run_virt::split(guests);
 
         let sampler = Sampler::new(&machine, cpus as usize, scn.sim.sample_interval_ns);

@@ -47,6 +47,7 @@ pub(crate) fn build_guests(
     scn: &Scenario,
     host: &mut Machine,
     seed: u64,
+    poll: &mut dyn FnMut() -> bool,
 ) -> Result<Vec<GuestBuild>, SimError> {
     let mut out = Vec::new();
     for (i, g) in scn.guests.iter().enumerate() {
@@ -56,7 +57,14 @@ pub(crate) fn build_guests(
             .map_err(|e| SimError::Config(format!("guest {}: {e}", g.name)))?;
         let hinting = policy::hinting::SWITCH.make(g.policy.choices.get("hinting"));
         m.make_guest(hinting, g.page_reporting_order, g.kvm.clone());
-        let threads = workload_threads(&g.workloads, &mut m, g.vcpus.max(1), gseed, g.start_ns)?;
+        let threads = workload_threads(
+            &g.workloads,
+            &mut m,
+            g.vcpus.max(1),
+            gseed,
+            g.start_ns,
+            poll,
+        )?;
         for t in &threads.threads {
             m.mmget(t.task);
         }

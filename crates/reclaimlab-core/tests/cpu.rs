@@ -55,12 +55,10 @@ fn busy_time_is_accounted_and_nobody_waits_without_contention() {
     // The time series carries the same figures, cumulative.
     let busy0 = out
         .timeseries
-        .columns
-        .iter()
-        .find(|(n, _)| n == "cpu0_busy_ns")
+        .column("cpu0_busy_ns")
         .expect("cpu0_busy_ns column");
-    assert!(busy0.1.windows(2).all(|w| w[0] <= w[1]));
-    assert!(*busy0.1.last().unwrap() > 0);
+    assert!(busy0.windows(2).all(|w| w[0] <= w[1]));
+    assert!(*busy0.last().unwrap() > 0);
 }
 
 #[test]

@@ -145,7 +145,7 @@ fn messages_say_what_was_expected() {
     assert!(msg("oom_score_adj_float").contains("expected an integer, found float 1.5"));
     assert!(msg("swap_size_below_page").contains("0 (no swap) or at least 4KiB"));
     assert!(msg("trace_time_unit_zero").contains("must be greater than zero"));
-    assert!(msg("lowmem_above_4gib").contains("at most 4GiB, found 5GiB"));
+    assert!(msg("lowmem_above_4gib").contains("between 64MiB and 4GiB, found 5GiB"));
     assert!(msg("highorder_without_end").contains("count = N"));
 }
 

@@ -26,9 +26,9 @@ fn counter(out: &RunOutput, name: &str) -> u64 {
     v.unwrap_or_else(|| panic!("no counter {name}")).1
 }
 
-fn column<'a>(out: &'a RunOutput, name: &str) -> &'a [i64] {
-    let c = out.timeseries.columns.iter().find(|(k, _)| k == name);
-    &c.unwrap_or_else(|| panic!("no column {name}")).1
+fn column(out: &RunOutput, name: &str) -> Vec<i64> {
+    let c = out.timeseries.column(name);
+    c.unwrap_or_else(|| panic!("no column {name}"))
 }
 
 fn summary(out: &RunOutput) -> serde_json::Value {

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyString, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 use serde_json::json;
 
 use reclaimlab_core::cachesim::{self, Policy, MAX_CAPACITY};
@@ -47,6 +47,13 @@ create_exception!(
     PyException,
     "The simulation could not run (configuration error) or found a broken invariant."
 );
+create_exception!(
+    reclaimlab._core,
+    InternalError,
+    SimulationError,
+    "A bug in the engine (a Rust panic): `args[0]` is one line for the user, `args[1]` the \
+     details for a bug report (message, location, backtrace)."
+);
 
 /// Least wall time between two calls into Python from the progress callback.
 const CALLBACK_INTERVAL: Duration = Duration::from_millis(50);
@@ -56,6 +63,8 @@ thread_local! {
     static CATCHING: Cell<bool> = const { Cell::new(false) };
     /// Where the last caught panic happened (`file:line:col`).
     static PANIC_LOCATION: RefCell<Option<String>> = const { RefCell::new(None) };
+    /// The backtrace of the last caught panic, for the bug report.
+    static PANIC_BACKTRACE: RefCell<Option<String>> = const { RefCell::new(None) };
 }
 
 /// Install (once) a panic hook that, for panics we catch, records the location for the error
@@ -70,6 +79,8 @@ fn install_panic_hook() {
                     .location()
                     .map(|l| format!("{}:{}:{}", l.file(), l.line(), l.column()));
                 PANIC_LOCATION.with(|p| *p.borrow_mut() = loc);
+                let bt = std::backtrace::Backtrace::force_capture().to_string();
+                PANIC_BACKTRACE.with(|p| *p.borrow_mut() = Some(bt));
                 let verbose = std::env::var_os("RUST_BACKTRACE").is_some_and(|v| v != "0");
                 if !verbose {
                     return;
@@ -84,6 +95,7 @@ fn install_panic_hook() {
 fn catch_unwind<R>(f: impl FnOnce() -> R) -> Result<R, Box<dyn Any + Send>> {
     let was = CATCHING.with(|c| c.replace(true));
     PANIC_LOCATION.with(|p| p.borrow_mut().take());
+    PANIC_BACKTRACE.with(|p| p.borrow_mut().take());
     let r = panic::catch_unwind(AssertUnwindSafe(f));
     CATCHING.with(|c| c.set(was));
     r
@@ -100,11 +112,28 @@ fn panic_message(payload: Box<dyn Any + Send>) -> String {
 }
 
 fn internal_error(payload: Box<dyn Any + Send>) -> PyErr {
-    let mut msg = format!("internal error: {}", panic_message(payload));
+    let what = panic_message(payload);
+    let mut msg = format!("internal error: {}", what.lines().next().unwrap_or(""));
+    let mut details = format!(
+        "reclaimlab engine {}\npanic: {what}\n",
+        reclaimlab_core::ENGINE_VERSION
+    );
     if let Some(loc) = PANIC_LOCATION.with(|p| p.borrow_mut().take()) {
         msg.push_str(&format!(" (at {loc})"));
+        details.push_str(&format!("at: {loc}\n"));
     }
-    SimulationError::new_err(msg)
+    if let Some(bt) = PANIC_BACKTRACE.with(|p| p.borrow_mut().take()) {
+        details.push_str(&format!("backtrace:\n{bt}\n"));
+    }
+    InternalError::new_err((msg, details))
+}
+
+/// A deliberate panic inside the engine when `RECLAIMLAB_TEST_PANIC` is set: the one way to
+/// test, from outside, how a bug in the engine reaches the user.
+fn test_panic_hook() {
+    if std::env::var_os("RECLAIMLAB_TEST_PANIC").is_some_and(|v| !v.is_empty()) {
+        panic!("deliberate panic for testing (RECLAIMLAB_TEST_PANIC is set)");
+    }
 }
 
 /// Where the scenario comes from; exactly one of the two must be given.
@@ -218,7 +247,7 @@ fn show_defaults(
 }
 
 /// Run a scenario and return its outputs as a dict:
-/// `vmstat`, `zoneinfo`, `buddyinfo`, `summary_json` (str), `timeseries` (dict name -> list[int],
+/// `vmstat`, `zoneinfo`, `buddyinfo`, `summary_json` (str), `timeseries` (a `Timeseries`: names,
 /// `time_ns` first), `counters` (list of (name, value) in /proc/vmstat order), `trace` (the
 /// ftrace text when `trace="kernel"|"postprocess"`, else None).
 ///
@@ -296,7 +325,10 @@ fn run<'py>(
                 }
             })
         };
-        catch_unwind(|| reclaimlab_core::run(&scenario, &opts, &mut callback))
+        catch_unwind(|| {
+            test_panic_hook();
+            reclaimlab_core::run(&scenario, &opts, &mut callback)
+        })
     });
 
     // A Python exception raised while the run was going (Ctrl-C, or from the callback) wins,
@@ -324,11 +356,7 @@ fn run<'py>(
     d.set_item("zoneinfo", out.zoneinfo)?;
     d.set_item("buddyinfo", out.buddyinfo)?;
     d.set_item("summary_json", out.summary_json)?;
-    let ts = PyDict::new_bound(py);
-    for (col, values) in out.timeseries.columns {
-        ts.set_item(col, PyList::new_bound(py, values))?;
-    }
-    d.set_item("timeseries", ts)?;
+    d.set_item("timeseries", Py::new(py, Timeseries(out.timeseries))?)?;
     let counters = PyList::empty_bound(py);
     for (counter, value) in out.counters {
         counters.append(PyTuple::new_bound(
@@ -344,6 +372,38 @@ fn run<'py>(
     }
     d.set_item("extra_files", extra)?;
     Ok(d)
+}
+
+/// A run's time series, kept where the engine put it (mostly on disk) until read.
+#[pyclass(module = "reclaimlab._core", frozen)]
+struct Timeseries(reclaimlab_core::observe::timeseries::Timeseries);
+
+#[pymethods]
+impl Timeseries {
+    /// The column names, `time_ns` first.
+    #[getter]
+    fn names(&self) -> Vec<String> {
+        self.0.names().to_vec()
+    }
+
+    fn __len__(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Samples `start..start + count` (clipped to the end) as little-endian int64, row-major.
+    fn read<'py>(
+        &self,
+        py: Python<'py>,
+        start: usize,
+        count: usize,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        // Reading back the spool file fails only if it vanished: an internal error.
+        let rows = py
+            .allow_threads(|| catch_unwind(|| self.0.rows(start, count)))
+            .map_err(internal_error)?;
+        let bytes: Vec<u8> = rows.iter().flat_map(|v| v.to_le_bytes()).collect();
+        Ok(PyBytes::new_bound(py, &bytes))
+    }
 }
 
 /// `trace="kernel"|"postprocess"|None`.
@@ -526,6 +586,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioError", py.get_type_bound::<ScenarioError>())?;
     m.add("SimulationError", py.get_type_bound::<SimulationError>())?;
     m.add("TraceError", py.get_type_bound::<TraceError>())?;
+    m.add("InternalError", py.get_type_bound::<InternalError>())?;
+    m.add_class::<Timeseries>()?;
     m.add("ENGINE_VERSION", reclaimlab_core::ENGINE_VERSION)?;
     m.add_function(wrap_pyfunction!(parse, m)?)?;
     m.add_function(wrap_pyfunction!(info, m)?)?;

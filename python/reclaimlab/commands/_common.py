@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import os
+import tempfile
 from pathlib import Path
 
-from ..results import result_dir_name
+from ..results import replaceable, result_dir_name
 from ..store import Store, default_store
 
 
@@ -87,3 +89,33 @@ def add_store_argument(p: argparse.ArgumentParser) -> None:
 def open_store(args: argparse.Namespace, out: Path) -> Store:
     """The store of ``--store``, or the default one inside the command's output directory."""
     return Store(args.store if args.store else default_store(out))
+
+
+def check_output_dir(out: Path, option: str = "--out") -> None:
+    """Refuse, before any work, an output directory that could not be written at the end: a
+    path through a file, an existing file or foreign directory, or a place without write
+    permission. Raises CliError (exit 2) naming the path and what to do."""
+    hint = f"give another {option}"
+    if out.exists() or out.is_symlink():
+        if not out.is_dir():
+            raise CliError(f"{option} {out}: exists and is not a directory; {hint}")
+        if not replaceable(out):
+            raise CliError(
+                f"{option} {out}: exists and is not a reclaimlab result directory (refusing to "
+                f"replace it); remove it or {hint}"
+            )
+    # The nearest existing ancestor must be a directory we may create entries in.
+    parent = out.absolute().parent
+    while not parent.exists():
+        if parent.is_symlink():
+            raise CliError(f"{option} {out}: {parent} is a broken symbolic link; {hint}")
+        parent = parent.parent
+    if not parent.is_dir():
+        raise CliError(f"{option} {out}: {parent} is not a directory; {hint}")
+    # Try it: permission bits do not tell for root, read-only mounts or /proc.
+    try:
+        probe = tempfile.mkdtemp(prefix=".reclaimlab-probe-", dir=parent)
+    except OSError as e:
+        raise CliError(f"{option} {out}: cannot create a directory in {parent}: "
+                       f"{e.strerror or e}; {hint}") from None
+    os.rmdir(probe)

@@ -8,9 +8,9 @@ from pathlib import Path
 
 from .. import api
 from ..progress import ProgressBar
-from ..results import result_dir_name
+from ..results import output_lock, result_dir_name
 from ..tables import key_value_table, run_summary_rows
-from ._common import invariants_arg, seed_arg
+from ._common import check_output_dir, invariants_arg, seed_arg
 
 NAME = "run"
 HELP = "run one scenario"
@@ -51,12 +51,15 @@ def main(args: argparse.Namespace) -> int:
         return 0
     info = api.scenario_info(src)
     out = Path(args.out) if args.out else Path("results") / result_dir_name(str(info["name"]))
+    # Checked before the run, not after it: a bad --out must not cost the simulation.
+    check_output_dir(out)
     args.results_dir = out
-    bar = ProgressBar(sys.stderr)
-    result = api.run(
-        src, seed=args.seed, invariants=args.check_invariants, progress=bar, trace=args.trace
-    )
-    result.write(out)
+    with output_lock(out, f"reclaimlab run {args.scenario}"):
+        bar = ProgressBar(sys.stderr)
+        result = api.run(
+            src, seed=args.seed, invariants=args.check_invariants, progress=bar, trace=args.trace
+        )
+        result.write(out)
     rows = run_summary_rows(
         scenario=result.name if result.name is not None else info["name"],
         seed=result.seed if result.seed is not None else (args.seed if args.seed is not None else info["seed"]),

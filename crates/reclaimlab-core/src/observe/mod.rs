@@ -5,6 +5,7 @@ pub mod invariants;
 pub mod procfs;
 pub mod render;
 pub mod slab_invariants;
+pub mod spool;
 pub mod summary;
 pub mod timeseries;
 pub mod vm_rss;

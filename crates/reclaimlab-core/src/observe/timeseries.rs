@@ -1,16 +1,98 @@
 //! The time series: main counters and free pages per zone, sampled at a fixed simulated interval.
+//!
+//! Samples go into a [`RowSpool`] as they are taken, so a long run's series lives on disk, not
+//! in memory (see `observe/spool.rs`).
 
 use std::any::Any;
+
+use super::spool::RowSpool;
 
 use crate::machine::lru::{LRU_ACTIVE_ANON, LRU_ACTIVE_FILE, LRU_INACTIVE_ANON, LRU_INACTIVE_FILE};
 use crate::machine::vmstat::VmEvent;
 use crate::machine::{Machine, MAX_NR_ZONES, ZONE_SUFFIXES};
 use crate::world::{Observer, World};
 
-/// Columnar time series: `columns[0]` is `time_ns`; every column has the same length.
-#[derive(Debug, Clone, Default, PartialEq)]
+/// The sampled time series: named columns (`time_ns` first) of equal length, stored by row.
+#[derive(Debug, Clone)]
 pub struct Timeseries {
-    pub columns: Vec<(String, Vec<i64>)>,
+    names: Vec<String>,
+    rows: RowSpool,
+}
+
+/// Rows compared per read when comparing two series.
+const COMPARE_ROWS: usize = 4096;
+
+impl Timeseries {
+    pub fn new(names: Vec<String>) -> Timeseries {
+        let rows = RowSpool::new(names.len());
+        Timeseries { names, rows }
+    }
+
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// Samples taken.
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// Append a sample (one value per column).
+    pub fn push(&mut self, row: &[i64]) {
+        self.rows.push(row);
+    }
+
+    /// Samples `start..start + count` (clipped), row-major.
+    pub fn rows(&self, start: usize, count: usize) -> Vec<i64> {
+        self.rows.rows(start, count)
+    }
+
+    /// Samples held in memory now (the rest is on disk).
+    pub fn rows_in_memory(&self) -> usize {
+        self.rows.rows_in_memory()
+    }
+
+    /// One column, read back whole (for tests and small runs).
+    pub fn column(&self, name: &str) -> Option<Vec<i64>> {
+        let i = self.names.iter().position(|n| n == name)?;
+        let w = self.names.len();
+        let mut out = Vec::with_capacity(self.len());
+        let mut start = 0;
+        while start < self.len() {
+            let chunk = self.rows(start, COMPARE_ROWS);
+            out.extend(chunk.chunks_exact(w).map(|r| r[i]));
+            start += COMPARE_ROWS;
+        }
+        Some(out)
+    }
+
+    /// Every column, read back whole (for tests and small runs).
+    pub fn columns(&self) -> Vec<(String, Vec<i64>)> {
+        self.names
+            .iter()
+            .map(|n| (n.clone(), self.column(n).expect("a named column")))
+            .collect()
+    }
+}
+
+impl PartialEq for Timeseries {
+    fn eq(&self, other: &Timeseries) -> bool {
+        if self.names != other.names || self.len() != other.len() {
+            return false;
+        }
+        let mut start = 0;
+        while start < self.len() {
+            if self.rows(start, COMPARE_ROWS) != other.rows(start, COMPARE_ROWS) {
+                return false;
+            }
+            start += COMPARE_ROWS;
+        }
+        true
+    }
 }
 
 /// Cumulative event counters sampled (kernel names).
@@ -32,7 +114,8 @@ pub struct Sampler {
     zones: Vec<usize>,
     cpus: usize,
     interval_ns: u64,
-    cols: Vec<(String, Vec<i64>)>,
+    series: Timeseries,
+    last_time: Option<u64>,
 }
 
 impl Sampler {
@@ -70,7 +153,8 @@ impl Sampler {
             zones,
             cpus,
             interval_ns,
-            cols: names.into_iter().map(|n| (n, Vec::new())).collect(),
+            series: Timeseries::new(names),
+            last_time: None,
         }
     }
 
@@ -81,7 +165,7 @@ impl Sampler {
         let allocstall: u64 = (0..MAX_NR_ZONES)
             .map(|z| node.vm.get(VmEvent::allocstall(z)))
             .sum();
-        let mut vals: Vec<u64> = Vec::with_capacity(self.cols.len());
+        let mut vals: Vec<u64> = Vec::with_capacity(self.series.names.len());
         vals.push(now);
         vals.extend(self.zones.iter().map(|&z| node.zones[z].free_pages()));
         vals.extend([
@@ -103,17 +187,17 @@ impl Sampler {
         for c in world.cpus[0].cpu.iter().take(self.cpus) {
             vals.extend([c.busy_ns, c.runq_wait_ns]);
         }
-        for ((_, col), v) in self.cols.iter_mut().zip(vals) {
-            col.push(v as i64);
-        }
+        let row: Vec<i64> = vals.into_iter().map(|v| v as i64).collect();
+        self.series.push(&row);
+        self.last_time = Some(now);
     }
 
     pub fn last_time(&self) -> Option<u64> {
-        self.cols[0].1.last().map(|&t| t as u64)
+        self.last_time
     }
 
     pub fn finish(self) -> Timeseries {
-        Timeseries { columns: self.cols }
+        self.series
     }
 }
 

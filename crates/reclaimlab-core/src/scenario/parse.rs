@@ -36,13 +36,23 @@ pub fn parse_str(text: &str, file: &str) -> Result<Scenario, ScenarioError> {
 /// the scenario file.
 pub fn parse_file(path: &Path) -> Result<Scenario, ScenarioError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
-        file: file.clone(),
-        line: 0,
-        col: 0,
-        field: String::new(),
-        message: format!("cannot read scenario file: {e}"),
-        help: None,
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        let (message, help) = if e.kind() == std::io::ErrorKind::InvalidData {
+            (
+                "not a text file: the scenario is not valid UTF-8".to_string(),
+                Some("a scenario is a TOML text file; check that this is the right file".into()),
+            )
+        } else {
+            (format!("cannot read scenario file: {e}"), None)
+        };
+        ScenarioError {
+            file: file.clone(),
+            line: 0,
+            col: 0,
+            field: String::new(),
+            message,
+            help,
+        }
     })?;
     let base = path.parent().unwrap_or(Path::new(""));
     parse_with_base(&text, &file, Some(base))

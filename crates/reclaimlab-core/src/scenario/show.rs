@@ -108,7 +108,12 @@ pub(super) fn key_comment<S>(key: &Key<S>) -> String {
 /// A value as TOML text, in the key type's unit: sizes "4GiB", durations "100ms".
 pub(super) fn format_val(ty: &Ty, v: &Val) -> String {
     match (ty, v) {
-        (Ty::Size { .. }, Val::U(x)) => string(&format_size(*x)),
+        // A size without an exact unit is written as a bare integer of bytes: a quoted number
+        // without a unit is refused when read (it is most likely a unit forgotten).
+        (Ty::Size { .. }, Val::U(x)) => match format_size(*x) {
+            s if *x != 0 && s.bytes().all(|b| b.is_ascii_digit()) => uint(*x),
+            s => string(&s),
+        },
         (Ty::Duration { .. }, Val::U(x)) => string(&format_duration(*x)),
         (Ty::Bandwidth, Val::U(x)) => string(&format_bandwidth(*x)),
         (_, Val::U(x)) => uint(*x),

@@ -227,10 +227,27 @@ impl Field<'_> {
                 u64::try_from(v)
                     .map_err(|_| self.err(ctx, format!("must not be negative, found {v}")))
             }
-            Some(Value::String(s)) if is_digits(s.value()) => s
-                .value()
-                .parse()
-                .map_err(|_| self.err(ctx, format!("{} does not fit in 64 bits", s.value()))),
+            Some(Value::String(s)) if is_digits(s.value()) => {
+                let v: u64 = s
+                    .value()
+                    .parse()
+                    .map_err(|_| self.err(ctx, format!("{} does not fit in 64 bits", s.value())))?;
+                // Quotes are for what a TOML integer cannot hold; a quoted small number is
+                // most likely a mistake (a string where a number was meant), so say so.
+                if v <= i64::MAX as u64 {
+                    return Err(self
+                        .err(
+                            ctx,
+                            format!("expected an integer, found the string \"{v}\""),
+                        )
+                        .with_help(format!(
+                            "write {} = {v} without quotes (only integers above 2^63-1 are \
+                             written as strings)",
+                            last_key(&self.path)
+                        )));
+                }
+                Ok(v)
+            }
             _ => Err(self.type_err(ctx, "a non-negative integer")),
         }
     }
@@ -254,6 +271,26 @@ impl Field<'_> {
     /// A size: a string with a unit ("4GiB") or an integer number of bytes.
     pub fn size(&self, ctx: &Ctx) -> Res<u64> {
         match self.value() {
+            // A quoted number without a unit ("5") is most likely a unit forgotten: "5" bytes
+            // of RAM was never meant. An integer says bytes unambiguously.
+            // (Above 2^63-1 a TOML integer cannot hold it, so the string is the only way.)
+            Some(Value::String(s))
+                if is_digits(s.value().trim())
+                    && s.value().trim().bytes().any(|b| b != b'0')
+                    && s.value()
+                        .trim()
+                        .parse::<u64>()
+                        .is_ok_and(|v| v <= i64::MAX as u64) =>
+            {
+                let n = s.value().trim();
+                Err(self
+                    .err(ctx, format!("the size \"{n}\" has no unit"))
+                    .with_help(format!(
+                        "add a unit, e.g. {key} = \"{n}GiB\", or write {key} = {n} (an integer \
+                         number of bytes)",
+                        key = last_key(&self.path)
+                    )))
+            }
             Some(Value::String(s)) => parse_size(s.value()).map_err(|e| self.err(ctx, e)),
             Some(Value::Integer(i)) => {
                 u64::try_from(*i.value()).map_err(|_| self.err(ctx, "sizes cannot be negative"))
@@ -391,7 +428,8 @@ pub(super) fn syntax_error(ctx: &Ctx, e: &TomlError) -> ScenarioError {
             "keep only one of the two (a later value does not override an earlier one in TOML)"
                 .to_string()
         } else {
-            "write `key = value`, strings in quotes, tables as [name] and workloads as              [[workload]] (see `reclaimlab run FILE --show-defaults` for a complete example)"
+            "write `key = value`, strings in quotes, tables as [name] and workloads as \
+             [[workload]] (see `reclaimlab run FILE --show-defaults` for a complete example)"
                 .to_string()
         }
     });
@@ -513,14 +551,25 @@ pub(super) fn relative_path_help(ctx: &Ctx) -> String {
     }
 }
 
-/// `given` resolved against the scenario file's directory (or left relative to the current
-/// directory for `parse_str`). Purely lexical: no symlinks are followed, so the stored path is
-/// exactly what the user wrote, prefixed by the scenario's directory.
+/// `given` resolved against the scenario file's directory (or the current directory for
+/// `parse_str`), made absolute: the path recorded in `--show-defaults` and `summary.json` then
+/// names the same file whatever directory the run was started from, so a result can be re-run
+/// from anywhere. The directory is taken as the kernel resolves it (`..` and symlinks in the
+/// scenario's own path gone, so `a/../s.toml` and `s.toml` record the same trace); `given` is
+/// appended as written.
 pub(super) fn resolve(ctx: &Ctx, given: &str) -> PathBuf {
-    match ctx.base_dir {
+    let base = match ctx.base_dir {
+        // The parent of "x.toml" is "": the current directory.
+        Some(dir) if !dir.as_os_str().is_empty() => dir.canonicalize().ok(),
+        _ => std::env::current_dir().ok(),
+    };
+    match base {
         // `join` keeps an absolute `given` as is.
-        Some(dir) => dir.join(given),
-        None => PathBuf::from(given),
+        Some(b) => b.join(given),
+        // No current directory (deleted under us): keep the path as given.
+        None => ctx
+            .base_dir
+            .map_or_else(|| PathBuf::from(given), |d| d.join(given)),
     }
 }
 

@@ -36,6 +36,9 @@ pub struct TraceReader {
     header_allowed: bool,
     /// Where the record last returned by `next_record` starts: (byte offset, CSV line).
     last_at: (u64, Option<u64>),
+    /// A read error met while filling the buffer, reported once the records read before it
+    /// are consumed, so that it names the place where the good data ends.
+    pending: Option<std::io::Error>,
 }
 
 impl std::fmt::Debug for TraceReader {
@@ -56,12 +59,39 @@ impl TraceReader {
         compression: Compression,
     ) -> Result<TraceReader, TraceError> {
         let shown = path.display().to_string();
-        let file = File::open(path)
-            .map_err(|e| TraceError::file(&shown, format!("cannot open the trace: {e}")))?;
-        if file.metadata().map(|m| m.is_dir()).unwrap_or(false) {
+        // Looked at before opening: opening a FIFO blocks until a writer comes.
+        let meta = std::fs::metadata(path).map_err(|e| {
+            TraceError::file(&shown, format!("cannot open the trace: {}", io_reason(&e)))
+        })?;
+        if meta.is_dir() {
             return Err(TraceError::file(&shown, "is a directory, not a trace file"));
         }
-        let mut file = BufReader::with_capacity(1 << 16, file);
+        // A device, pipe or socket may never end (/dev/zero is an endless run of size-0
+        // records): reading is bounded only for a regular file.
+        if !meta.is_file() {
+            return Err(TraceError::file(
+                &shown,
+                "is not a regular file (a device, pipe or socket); give a trace file",
+            ));
+        }
+        let file = File::open(path).map_err(|e| {
+            TraceError::file(&shown, format!("cannot open the trace: {}", io_reason(&e)))
+        })?;
+        TraceReader::from_read(&shown, Box::new(file), format, compression)
+    }
+
+    /// A trace read from any byte stream (`name` is what errors call it): what [`open`]
+    /// does after opening the file, and the way the fuzz targets feed the reader.
+    ///
+    /// [`open`]: TraceReader::open
+    pub fn from_read(
+        name: &str,
+        src: Box<dyn Read + Send>,
+        format: TraceFormat,
+        compression: Compression,
+    ) -> Result<TraceReader, TraceError> {
+        let shown = name.to_string();
+        let mut file = BufReader::with_capacity(1 << 16, src);
         let src: Box<dyn Read + Send> = match compression {
             Compression::Zstd => Box::new(ZstdReader::new(file)),
             Compression::None => {
@@ -93,6 +123,7 @@ impl TraceReader {
             decompressed: compression == Compression::Zstd,
             header_allowed: true,
             last_at: (0, None),
+            pending: None,
         })
     }
 
@@ -149,6 +180,7 @@ impl TraceReader {
                         self.fill()?;
                         continue;
                     }
+                    self.pending_error()?;
                     if self.end == self.start {
                         return Ok(n);
                     }
@@ -200,19 +232,34 @@ impl TraceReader {
                 Ok(n) => self.end += n,
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
                 Err(e) => {
-                    // The error is about the data after the bytes already buffered.
-                    let buffered = (self.end - self.start) as u64;
-                    let mut err = self.error_here(format!("cannot read the trace: {e}"));
-                    if self.format == TraceFormat::Oracle {
-                        let at = self.offset + buffered;
-                        err.record = Some(at / ORACLE_RECORD_BYTES as u64 + 1);
-                        err.byte_offset = Some(at);
-                    }
-                    return Err(err);
+                    // The error is about the data after the bytes already buffered: those are
+                    // consumed first, and the error reported where they end.
+                    self.pending = Some(e);
+                    self.eof = true;
+                    break;
                 }
             }
         }
         Ok(())
+    }
+
+    /// At the end of the buffered data: the read error that ended it, if one did.
+    fn pending_error(&mut self) -> Result<(), TraceError> {
+        match self.pending.take() {
+            Some(e) => {
+                let mut err = self.error_here(format!("cannot read the trace: {e}"));
+                if self.decompressed {
+                    // The message says where in the compressed file; the decompressed position
+                    // is only where the decoder's output stopped, which can be far before.
+                    err.record = None;
+                    err.byte_offset = None;
+                } else if self.format == TraceFormat::Csv {
+                    err.line = Some(self.line + 1);
+                }
+                Err(err)
+            }
+            None => Ok(()),
+        }
     }
 
     /// An error about the next record.
@@ -248,6 +295,7 @@ impl TraceReader {
                     self.fill()?;
                     continue;
                 }
+                self.pending_error()?;
                 if self.end == self.start {
                     return Ok(None);
                 }
@@ -293,7 +341,11 @@ impl TraceReader {
                     self.fill()?;
                     continue;
                 }
-                None if avail.is_empty() => return Ok(None),
+                None if avail.is_empty() || self.pending.is_some() => {
+                    // A last line cut short by a read error is not a record.
+                    self.pending_error()?;
+                    return Ok(None);
+                }
                 None => (avail.len(), avail.len()),
             };
             let at = self.offset;
@@ -335,6 +387,22 @@ impl TraceReader {
                     message,
                 }),
             };
+        }
+    }
+}
+
+/// An I/O error as the user needs it: the reason, and the fix for the common ones, without
+/// Rust's "(os error N)".
+fn io_reason(e: &std::io::Error) -> String {
+    match e.kind() {
+        ErrorKind::NotFound => "no such file; check the path".to_string(),
+        ErrorKind::PermissionDenied => "permission denied; make the file readable".to_string(),
+        _ => {
+            let text = e.to_string();
+            match text.find(" (os error") {
+                Some(i) => text[..i].to_string(),
+                None => text,
+            }
         }
     }
 }

@@ -12,13 +12,83 @@ use ruzstd::decoding::{BlockDecodingStrategy, FrameDecoder};
 const MAX_WINDOW: u64 = 1 << 31;
 
 pub(crate) struct ZstdReader<R: BufRead> {
-    src: R,
+    src: Counted<R>,
     dec: FrameDecoder,
     in_frame: bool,
 }
 
+/// A `BufRead` that counts the bytes consumed from it: where in the compressed file an error
+/// is (the decoder holds up to a window of decompressed data it cannot hand out yet, so the
+/// decompressed offset of a truncation says little).
+struct Counted<R> {
+    inner: R,
+    consumed: u64,
+}
+
+impl<R: BufRead> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.consumed += n as u64;
+        Ok(n)
+    }
+}
+
+impl<R: BufRead> BufRead for Counted<R> {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        self.inner.fill_buf()
+    }
+    fn consume(&mut self, amt: usize) {
+        self.consumed += amt as u64;
+        self.inner.consume(amt)
+    }
+}
+
 fn invalid(msg: String) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, msg)
+}
+
+/// A decoder error as a sentence for the user. `ruzstd`'s messages embed the debug form of
+/// nested errors (`BlockContentReadError(Error { kind: UnexpectedEof, .. })`); an input that
+/// simply stops is the common case (a truncated download, a file still being written) and gets
+/// its own message, anything else is reported as corrupt data with the decoder's first clause.
+fn decode_error(what: &str, at: u64, e: impl std::fmt::Display + std::fmt::Debug) -> io::Error {
+    let debug = format!("{e:?}");
+    if debug.contains("UnexpectedEof") || debug.contains("NotEnoughBytes") {
+        return invalid(format!(
+            "zstd: the compressed data stops at byte {at} of the file, in the middle of a \
+             {what}: the file is truncated (an interrupted download or copy, or a file still \
+             being written)"
+        ));
+    }
+    if debug.contains("BadMagicNumber") {
+        // The frame header is read whole before its magic number is checked.
+        let at = at.saturating_sub(4);
+        return invalid(if at == 0 {
+            "zstd: the file is not zstd-compressed (it does not start with the zstd magic \
+             number); if it is plain, drop the .zst from its name or say compression = \"none\""
+                .to_string()
+        } else {
+            format!(
+                "zstd: no zstd frame starts at byte {at} of the file (after the frames before \
+                 it): the file has trailing data that is not zstd"
+            )
+        });
+    }
+    let shown = e.to_string();
+    let clause = shown
+        .split([':', '('])
+        .next()
+        .unwrap_or("")
+        .trim()
+        .trim_end_matches('.');
+    invalid(format!(
+        "zstd: the compressed data is corrupt ({}) in a {what} before byte {at} of the file",
+        if clause.is_empty() {
+            "undecodable"
+        } else {
+            clause
+        }
+    ))
 }
 
 impl<R: BufRead> ZstdReader<R> {
@@ -26,7 +96,10 @@ impl<R: BufRead> ZstdReader<R> {
         let mut dec = FrameDecoder::new();
         dec.set_max_window_size(MAX_WINDOW);
         ZstdReader {
-            src,
+            src: Counted {
+                inner: src,
+                consumed: 0,
+            },
             dec,
             in_frame: false,
         }
@@ -55,7 +128,7 @@ impl<R: BufRead> ZstdReader<R> {
                         )));
                     }
                 }
-                Err(e) => return Err(invalid(format!("zstd: bad frame header: {e}"))),
+                Err(e) => return Err(decode_error("frame header", self.src.consumed, e)),
             }
         }
     }
@@ -73,7 +146,7 @@ impl<R: BufRead> Read for ZstdReader<R> {
             while self.dec.can_collect() == 0 && !self.dec.is_finished() {
                 self.dec
                     .decode_blocks(&mut self.src, BlockDecodingStrategy::UptoBlocks(1))
-                    .map_err(|e| invalid(format!("zstd: {e}")))?;
+                    .map_err(|e| decode_error("block", self.src.consumed, e))?;
             }
             let n = self.dec.read(buf)?;
             if n > 0 {

@@ -67,6 +67,9 @@ pub struct TraceReplay {
     pub records_replayed: u64,
 }
 
+/// Records read between two calls of the scan's poll (a few milliseconds of reading).
+pub const SCAN_POLL_RECORDS: u64 = 1 << 16;
+
 impl TraceReplay {
     fn open(spec: &TraceSpec) -> Result<TraceReader, TraceError> {
         TraceReader::open(Path::new(&spec.path), spec.format, spec.compression)
@@ -95,11 +98,28 @@ impl TraceReplay {
 
     /// The first pass: validate the whole trace and place its objects.
     pub fn scan(spec: &TraceSpec) -> Result<TraceReplay, TraceError> {
+        Self::scan_polled(spec, &mut || true)
+            .map(|r| r.expect("a scan whose poll always says go on is never stopped"))
+    }
+
+    /// [`scan`](Self::scan), calling `poll` every [`SCAN_POLL_RECORDS`] records (a large trace
+    /// takes seconds to read); `Ok(None)` when `poll` returned false (Ctrl-C).
+    pub fn scan_polled(
+        spec: &TraceSpec,
+        poll: &mut dyn FnMut() -> bool,
+    ) -> Result<Option<TraceReplay>, TraceError> {
         let mut reader = Self::open(spec)?;
         let mut ids = IdMap::with_capacity(1024);
         let mut places: Vec<Place> = Vec::new();
         let mut n = 0u64;
+        let mut next_poll = SCAN_POLL_RECORDS;
         while spec.max_records.is_none_or(|m| n < m) {
+            if reader.records() >= next_poll {
+                next_poll = reader.records() + SCAN_POLL_RECORDS;
+                if !poll() {
+                    return Ok(None);
+                }
+            }
             let Some(r) = reader.next_record()? else {
                 break;
             };
@@ -176,7 +196,7 @@ impl TraceReplay {
                 ));
             }
         }
-        Ok(TraceReplay {
+        Ok(Some(TraceReplay {
             spec: spec.clone(),
             ids,
             places,
@@ -188,7 +208,7 @@ impl TraceReplay {
             time_base: None,
             cur: None,
             records_replayed: 0,
-        })
+        }))
     }
 
     /// Distinct objects in the trace.

@@ -11,6 +11,10 @@ use crate::scenario::{
     DEFAULT_FRAGMENT_STRIDE, GIB, KIB, MIB, NS_PER_MS, NS_PER_US,
 };
 
+/// Most RAM a machine may have: the frame table numbers frames in 28 bits (`PTE_PFN_MASK`), so
+/// 2^28 pages of 4 KiB. The zones' reserved pages leave room for their alignment below it.
+pub const MAX_RAM_BYTES: u64 = 1024 * GIB;
+
 /// Zones an aged (fragmented) zone can be: the ones a host has.
 const FRAGMENTABLE_ZONES: &[&str] = &["DMA", "DMA32", "Normal"];
 
@@ -29,9 +33,9 @@ section! {
         "The machine: RAM and how it splits into zones, CPUs, transparent huge pages." {
         ram_bytes: 4 * GIB => Key::new(
             "ram",
-            // Below 64 MiB the kernel's own reserves leave nothing usable; 16 TiB (2^32 4 KiB
-            // frames) keeps frame numbers in 32 bits.
-            Ty::Size { min: 64 * MIB, max: 16 * 1024 * GIB },
+            // Below 64 MiB the kernel's own reserves leave nothing usable. Above, the limit is
+            // the frame table's: 2^28 frames (1 TiB), checked here so it is a parse error.
+            Ty::Size { min: 64 * MIB, max: MAX_RAM_BYTES },
             "RAM of the machine",
         )
         .only_if(
@@ -54,7 +58,8 @@ section! {
         );
         lowmem_bytes: None => Key::new(
             "lowmem",
-            Ty::Size { min: 1, max: 4 * GIB },
+            // At least 64 MiB, as for `ram`: the zones below 4 GiB hold the kernel's reserves.
+            Ty::Size { min: 64 * MIB, max: 4 * GIB },
             "RAM below 4GiB (DMA + DMA32), at most ram; overrides the machine type",
         )
         .unset("decided by the machine type")
@@ -96,7 +101,7 @@ section! {
         .check(power_of_two);
         kernel_used_bytes: 0 => Key::new(
             "kernel_used",
-            Ty::Size { min: 0, max: 16 * 1024 * GIB },
+            Ty::Size { min: 0, max: MAX_RAM_BYTES },
             "memory the booted kernel already holds when the run starts (slab, page tables, \
              initramfs): unmovable kernel pages, never freed; MemTotal - MemFree of an idle machine",
         )

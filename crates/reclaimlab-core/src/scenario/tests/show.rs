@@ -120,7 +120,7 @@ fn generated_scenarios_round_trip() {
         s.sim.duration_ns = (next(2) == 0).then(|| 1 + next(1 << 40));
         s.sim.sample_interval_ns = 1 + next(NS_PER_SEC * 10);
         s.sim.max_duration_ns = 1 + next(1 << 50);
-        s.host.ram_bytes = 64 * MIB + next(16 * 1024 * GIB - 64 * MIB + 1);
+        s.host.ram_bytes = 64 * MIB + next(1024 * GIB - 64 * MIB + 1);
         s.host.cpus = 1 + next(1024) as u32;
         s.host.thp = next(2) == 0;
         s.host.machine = if next(2) == 0 {
@@ -128,7 +128,8 @@ fn generated_scenarios_round_trip() {
         } else {
             MachineType::I440fx
         };
-        s.host.lowmem_bytes = (next(2) == 0).then(|| 1 + next(s.host.ram_bytes.min(4 * GIB)));
+        s.host.lowmem_bytes =
+            (next(2) == 0).then(|| 64 * MIB + next(s.host.ram_bytes.min(4 * GIB) - 64 * MIB + 1));
         s.host.fragmented_zone = (next(2) == 0).then(|| next(3) as usize);
         s.host.fragment_stride = 2 << next(10);
         s.host.kernel_used_bytes = next(s.host.ram_bytes / 2);
