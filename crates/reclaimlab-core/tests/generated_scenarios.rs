@@ -68,6 +68,48 @@ struct Gen {
     policies: Vec<(&'static str, &'static str)>,
     duration_ms: u64,
     works: Vec<Work>,
+    guest: Option<GenGuest>,
+}
+
+/// A guest on the generated host: its RAM, boot set, hinting variant, aged or not, and one
+/// program that writes its memory and exits.
+#[derive(Debug, Clone)]
+struct GenGuest {
+    ram_mib: u64,
+    boot_mib: u64,
+    hinting: &'static str,
+    stride: Option<u64>,
+    program_mib: u64,
+    start_ms: u64,
+}
+
+fn guest() -> impl Strategy<Value = Option<GenGuest>> {
+    let hinting: Vec<&'static str> = policy::hinting::SWITCH
+        .variants
+        .iter()
+        .map(|v| v.name)
+        .collect();
+    prop::option::weighted(
+        0.5,
+        (
+            prop::sample::select(vec![64u64, 96]),
+            0u64..=16,
+            prop::sample::select(hinting),
+            prop::option::of(prop::sample::select(vec![512u64, 1024])),
+            1u64..=48,
+            0u64..=10,
+        )
+            .prop_map(
+                |(ram_mib, boot_mib, hinting, stride, program_mib, start_ms)| GenGuest {
+                    ram_mib,
+                    boot_mib,
+                    hinting,
+                    stride,
+                    program_mib,
+                    start_ms,
+                },
+            ),
+    )
 }
 
 fn work() -> impl Strategy<Value = Work> {
@@ -110,6 +152,8 @@ fn work() -> impl Strategy<Value = Work> {
 fn policies() -> impl Strategy<Value = Vec<(&'static str, &'static str)>> {
     let per_switch: Vec<_> = policy::switches()
         .into_iter()
+        // Hinting is a guest's switch (`guest()`), not the host's.
+        .filter(|s| s.name() != "hinting")
         .map(|s| {
             let names: Vec<&'static str> = s.variants().iter().map(|v| v.name).collect();
             let name = s.name();
@@ -144,6 +188,7 @@ fn scenario() -> impl Strategy<Value = Gen> {
         policies(),
         5u64..=60,
         prop::collection::vec(work(), 1..=3),
+        guest(),
     )
         .prop_map(
             |(
@@ -152,6 +197,7 @@ fn scenario() -> impl Strategy<Value = Gen> {
                 policies,
                 duration_ms,
                 works,
+                guest,
             )| Gen {
                 seed,
                 ram_mib,
@@ -169,6 +215,7 @@ fn scenario() -> impl Strategy<Value = Gen> {
                 policies,
                 duration_ms,
                 works,
+                guest,
             },
         )
 }
@@ -216,6 +263,22 @@ impl Gen {
                 let _ = writeln!(w, "{k} = \"{v}\"");
             }
             let _ = writeln!(w);
+        }
+        if let Some(g) = &self.guest {
+            let _ = writeln!(
+                w,
+                "[[guest]]\nname = \"vm\"\nram = \"{}MiB\"\nboot_resident = \"{}MiB\"\n\
+                 start = \"{}ms\"\npolicy.hinting = \"{}\"",
+                g.ram_mib, g.boot_mib, g.start_ms, g.hinting
+            );
+            if let Some(st) = g.stride {
+                let _ = writeln!(w, "fragment_stride = {st}");
+            }
+            let _ = writeln!(
+                w,
+                "[[guest.workload]]\nname = \"program\"\n[guest.workload.anon]\nsize = \"{}MiB\"\n",
+                g.program_mib
+            );
         }
         for (i, work) in self.works.iter().enumerate() {
             let _ = writeln!(w, "[[workload]]\nname = \"w{i}\"");
