@@ -404,6 +404,8 @@ def write_result_dir(
     target = Path(target)
     with atomic_directory(target) as tmp:
         for i, (name, text) in enumerate(texts.items()):
+            # A guest's files sit in a directory of their own (guests/<name>/vmstat).
+            (tmp / name).parent.mkdir(parents=True, exist_ok=True)
             (tmp / name).write_bytes(text.encode("utf-8"))
             if i == 0 and _after_first_file is not None:
                 _after_first_file(tmp)

@@ -59,7 +59,7 @@ def test_balloon_scenarios_are_not_per_counter_validation_scenarios():
 def test_hinting_the_real_guest_cannot_run_is_refused_naming_the_key(tmp_path):
     p = tmp_path / "d3.toml"
     p.write_text(D4.read_text().replace('hinting = "D4"', 'hinting = "D3"'))
-    with pytest.raises(ValidateError, match=r"d3.toml: \[\[guest\]\] hinting = 'D3'.*D1 and D4"):
+    with pytest.raises(ValidateError, match=r"d3.toml: \[guest.policy\] hinting = 'D3'.*D1 and D4"):
         balloon.load_spec(p)
 
 

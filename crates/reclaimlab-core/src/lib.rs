@@ -1,7 +1,9 @@
 //! reclaimlab-core: a deterministic discrete-event simulator of Linux memory reclaim.
 //!
 //! Layers, top to bottom; each imports only from the layers below it:
-//! - [`run`]: builds a world from a scenario, runs it and renders its outputs.
+//! - [`run`]: builds a world from a scenario, runs it and renders its outputs ([`build`]: the
+//!   host machine and a machine's workload threads; [`run_virt`], [`run_fs`]: guests, the
+//!   filesystem; [`sim_error`]: why a run failed).
 //! - [`scenario`]: the validated run description (TOML, precise errors, every default written down).
 //! - [`policy`]: the registry of policy switches, one file per variant.
 //! - [`observe`]: `/proc/vmstat`, `/proc/zoneinfo`, `/proc/buddyinfo`, time series, summary,
@@ -16,6 +18,7 @@
 //! - [`cachesim`]: fixed-capacity LRU/FIFO/CLOCK over a trace (`reclaimlab lru`).
 
 pub mod actors;
+pub mod build;
 pub mod cachesim;
 pub mod engine;
 pub mod machine;
@@ -25,6 +28,7 @@ pub mod run;
 pub mod run_fs;
 pub mod run_virt;
 pub mod scenario;
+pub mod sim_error;
 pub mod trace;
 pub mod virt;
 pub mod world;

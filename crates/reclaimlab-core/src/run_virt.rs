@@ -12,12 +12,13 @@ use crate::actors::kswapd::Kswapd;
 use crate::actors::oom_reaper::OomReaper;
 use crate::actors::vm::Vm;
 use crate::actors::workload::Thread;
+use crate::build::{host_params, workload_threads, WorkloadThreads};
 use crate::engine::ActorId;
 use crate::machine::{Machine, PAGE_SIZE};
 use crate::observe::render;
 use crate::policy;
-use crate::run::{host_params, workload_threads, SimError, WorkloadThreads};
 use crate::scenario::Scenario;
+use crate::sim_error::SimError;
 use crate::virt::GuestMemory;
 use crate::world::{MachineId, World};
 

@@ -49,6 +49,16 @@ pub fn resolve_computed(s: &Scenario) -> Scenario {
             }
         }
     }
+    // Each guest's, worked out for the guest's own machine.
+    for (g, rg) in s.guests.iter().zip(&mut r.guests) {
+        if rg.sysctl.min_free_kbytes.is_none() {
+            if let Some(c) = super::computed::min_free_kbytes(&g.as_machine(s)) {
+                if let Val::U(v) = c.value {
+                    rg.sysctl.min_free_kbytes = Some(v);
+                }
+            }
+        }
+    }
     r
 }
 

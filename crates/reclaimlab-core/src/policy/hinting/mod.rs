@@ -59,6 +59,3 @@ pub static SWITCH: Switch<dyn FreePageHinting> = Switch {
         },
     ],
 };
-
-#[cfg(test)]
-mod tests;

@@ -1,8 +1,9 @@
 //! The hinting variants on a real guest machine: the spec's worked example of free page
 //! reporting's pace (mechanisms.md §D4), D3's buffer, D2's capture arrays.
 
-use crate::machine::page_reporting::{SlotEvent, WorkStep, PAGE_REPORTING_CAPACITY};
-use crate::machine::{Machine, MAX_ORDER};
+use reclaimlab_core::machine::page_reporting::{SlotEvent, WorkStep, PAGE_REPORTING_CAPACITY};
+use reclaimlab_core::machine::{Machine, MAX_ORDER};
+use reclaimlab_core::policy::hinting::SWITCH;
 
 /// A guest whose RAM is all one zone (DMA32 up to 4 GiB, after DMA's 16 MiB), all free.
 fn guest(variant: &str, ram: &str) -> Machine {
@@ -10,12 +11,12 @@ fn guest(variant: &str, ram: &str) -> Machine {
         "name = \"t\"\n[host]\nram = \"{ram}\"\nlowmem = \"{ram}\"\nkernel_used = \"0\"\n\
          [[workload]]\nname = \"w\"\nanon = {{ size = \"1MiB\" }}\n"
     );
-    let scn = crate::scenario::parse_str(&text, "t.toml").unwrap();
-    let mut m = crate::run::host_machine(&scn, 1, false).unwrap();
+    let scn = reclaimlab_core::scenario::parse_str(&text, "t.toml").unwrap();
+    let mut m = reclaimlab_core::run::host_machine(&scn, 1, false).unwrap();
     m.make_guest(
-        super::SWITCH.make(variant),
+        SWITCH.make(variant),
         9,
-        crate::machine::cost::KvmCost::default(),
+        reclaimlab_core::machine::cost::KvmCost::default(),
     );
     m
 }
@@ -50,7 +51,7 @@ fn pass(m: &mut Machine) -> (usize, WorkStep) {
 #[test]
 fn d4_reports_a_sixteenth_of_a_list_and_one_more_report_per_pass() {
     let mut m = guest("D4", "4GiB");
-    let z = crate::machine::ZONE_DMA32;
+    let z = reclaimlab_core::machine::ZONE_DMA32;
     let blocks = m.zones[z].free_area.nr_free_total()[MAX_ORDER - 1];
     // 4 GiB less DMA and the memmap: about a thousand blocks.
     assert!((960..=1024).contains(&blocks), "{blocks} order-10 blocks");
@@ -62,7 +63,7 @@ fn d4_reports_a_sixteenth_of_a_list_and_one_more_report_per_pass() {
     assert_eq!(step, WorkStep::Finished(Some(2_000_000_000)));
     // Reported blocks sit at the tail of their list, flagged; the head is unreported.
     let fa = &m.zones[z].free_area;
-    let list = &fa.lists[MAX_ORDER - 1][crate::machine::watermark::MIGRATE_MOVABLE];
+    let list = &fa.lists[MAX_ORDER - 1][reclaimlab_core::machine::watermark::MIGRATE_MOVABLE];
     assert!(fa.is_reported(list.tail));
     assert!(!fa.is_reported(list.head));
     // Every pass takes the same bite until the list is done.
@@ -82,7 +83,11 @@ fn d4_reports_a_sixteenth_of_a_list_and_one_more_report_per_pass() {
     assert_eq!(passes, 11);
     // Allocation takes from the head: once all is reported, a block leaving the list is no
     // longer reported.
-    let p = m.alloc_pages(crate::machine::gfp::GFP_KERNEL, 10, &mut Default::default());
+    let p = m.alloc_pages(
+        reclaimlab_core::machine::gfp::GFP_KERNEL,
+        10,
+        &mut Default::default(),
+    );
     let p = p.unwrap();
     assert!(!m.zones[z].free_area.is_reported(p));
 }
@@ -95,7 +100,7 @@ fn d3_reports_when_its_512_entry_buffer_fills() {
     let mut t = Default::default();
     let blocks: Vec<u32> = (0..600)
         .map(|_| {
-            m.alloc_pages(crate::machine::gfp::GFP_KERNEL, 9, &mut t)
+            m.alloc_pages(reclaimlab_core::machine::gfp::GFP_KERNEL, 9, &mut t)
                 .unwrap()
         })
         .collect();
@@ -110,7 +115,7 @@ fn d3_reports_when_its_512_entry_buffer_fills() {
     let g = m.guest_mut();
     assert_eq!(g.stats.reports, 1);
     assert!(g.stats.captured >= 512);
-    let cost = crate::machine::cost::KvmCost::default();
+    let cost = reclaimlab_core::machine::cost::KvmCost::default();
     assert_eq!(
         g.stats.blocked_ns,
         cost.report_ns + g.stats.blocks * cost.isolate_ns
@@ -126,7 +131,7 @@ fn d2_loses_frees_while_its_array_is_full() {
     // Every other page stays allocated, so no two freed pages merge: 1,000 distinct blocks.
     let pages: Vec<u32> = (0..4000)
         .map(|_| {
-            m.alloc_pages(crate::machine::gfp::GFP_KERNEL, 0, &mut t)
+            m.alloc_pages(reclaimlab_core::machine::gfp::GFP_KERNEL, 0, &mut t)
                 .unwrap()
         })
         .collect();
@@ -137,8 +142,8 @@ fn d2_loses_frees_while_its_array_is_full() {
     }
     let g = m.guest_mut();
     assert_eq!(g.stats.captured + g.stats.lost, freed);
-    let cost = crate::machine::cost::KvmCost::default();
-    let free_ns = crate::machine::cost::CostModel::default().free_page_ns;
+    let cost = reclaimlab_core::machine::cost::KvmCost::default();
+    let free_ns = reclaimlab_core::machine::cost::CostModel::default().free_page_ns;
     // After 1,000 captures the kthread is woken; the next wakeup/free_ns frees are lost.
     let lost_per_wake = cost.kthread_wakeup_ns.div_ceil(free_ns);
     assert!(g.stats.lost > 0);
