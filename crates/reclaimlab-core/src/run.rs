@@ -419,8 +419,21 @@ impl<'a> Run<'a> {
         let mut fs_summary = crate::run_fs::fs_summary(&self.world, &self.fs_threads, now);
         let mut guest_files = Vec::new();
         if let Some(v) = &vm_rss {
-            let (files, rows) =
-                crate::run_virt::guest_outputs(&self.world, self.scn, &self.guests, &v.peaks());
+            let scenario_toml = crate::scenario::show::to_toml(self.scn);
+            let info = crate::run_virt::RunInfo {
+                seed: self.seed,
+                end_ns: now,
+                events: self.events,
+                stop_reason: &self.stop_reason,
+                scenario_toml: &scenario_toml,
+            };
+            let (files, rows) = crate::run_virt::guest_outputs(
+                &self.world,
+                self.scn,
+                &self.guests,
+                &v.peaks(),
+                &info,
+            );
             guest_files = files;
             guest_files.push(("vm_rss.csv".to_string(), v.csv()));
             let mut obj = match fs_summary.take() {

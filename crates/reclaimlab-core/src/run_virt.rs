@@ -34,6 +34,7 @@ pub(crate) struct GuestBuild {
 pub struct GuestActors {
     pub id: MachineId,
     pub threads: Vec<ActorId>,
+    pub kswapd: ActorId,
     pub worker: ActorId,
 }
 
@@ -125,7 +126,7 @@ pub(crate) fn start_guests(
             let a = world.add_actor_on(id, a);
             world.start(a, start);
         }
-        world.add_actor_on(
+        let kswapd = world.add_actor_on(
             id,
             Box::new(Kswapd::new(
                 policy::kswapd_loop::SWITCH.make(choices.get("kswapd_loop")),
@@ -152,6 +153,7 @@ pub(crate) fn start_guests(
         out.push(GuestActors {
             id,
             threads: ids,
+            kswapd,
             worker,
         });
     }
@@ -180,13 +182,24 @@ pub(crate) fn split(
     (ms, cpus, slots, threads)
 }
 
-/// The result files of each guest (`guests/<name>/vmstat`, `zoneinfo`, `buddyinfo`) and the
-/// summary's `guests` array.
+/// What a guest's own summary.json records besides its row (the run it belongs to).
+pub struct RunInfo<'a> {
+    pub seed: u64,
+    pub end_ns: u64,
+    pub events: u64,
+    pub stop_reason: &'a str,
+    pub scenario_toml: &'a str,
+}
+
+/// The result files of each guest (`guests/<name>/vmstat`, `zoneinfo`, `buddyinfo` and a
+/// `summary.json` of its own, so that a guest's directory is a result directory `compare` and
+/// `report` read like any other) and the summary's `guests` array.
 pub fn guest_outputs(
     world: &World,
     scn: &Scenario,
     actors: &[GuestActors],
     peaks: &[u64],
+    info: &RunInfo,
 ) -> (Vec<(String, String)>, Value) {
     let mut files = Vec::new();
     let mut rows = Vec::new();
@@ -217,7 +230,7 @@ pub fn guest_outputs(
             .collect();
         let killed = host.oom_kills.iter().find(|o| o.victim_task == slot.task);
         let s = &slot.stats;
-        rows.push(json!({
+        let row = json!({
             "name": g.name,
             "hinting": g.policy.choices.get("hinting"),
             "start_s": g.start_ns as f64 / 1e9,
@@ -240,7 +253,33 @@ pub fn guest_outputs(
             "host_wait_ms": s.wait_ns as f64 / 1e6,
             "kvm_costs_ns": {"report": g.kvm.report_ns, "isolate": g.kvm.isolate_ns},
             "threads": threads,
-        }));
+        });
+        let kswapd = world
+            .actor(a.kswapd)
+            .and_then(|k| k.as_any().downcast_ref::<Kswapd>())
+            .expect("a guest has a kswapd");
+        let guest_threads: Vec<&Thread> = a
+            .threads
+            .iter()
+            .filter_map(|&id| world.actor(id))
+            .filter_map(|t| t.as_any().downcast_ref::<Thread>())
+            .collect();
+        let summary = crate::observe::summary::build(&crate::observe::summary::SummaryInput {
+            name: &g.name,
+            scenario_toml: info.scenario_toml,
+            seed: info.seed,
+            node: m,
+            kswapd,
+            threads: &guest_threads,
+            cpus: &world.cpus[a.id],
+            end_ns: info.end_ns,
+            events: info.events,
+            stop_reason: info.stop_reason,
+            extra: Some(json!({ "guest": row.clone() })),
+            extra_stall_ns: 0,
+        });
+        files.push((format!("{dir}/summary.json"), summary));
+        rows.push(row);
     }
     (files, Value::Array(rows))
 }

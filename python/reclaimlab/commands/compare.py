@@ -44,6 +44,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     add_store_argument(p)
     p.add_argument(
+        "--machine",
+        metavar="GUEST",
+        help="compare this guest of each run (its directory guests/GUEST) instead of the host",
+    )
+    p.add_argument(
         "--labels", metavar="A,B,...", help="column names (default: directory or scenario names)"
     )
     p.add_argument(
@@ -93,6 +98,14 @@ def main(args: argparse.Namespace) -> int:
         with open_store(args, root).writing("reclaimlab compare") as store:
             groups = [_run_seeds(s, args.seeds, root, args.trace, taken, store) for s in args.runs]
 
+    if args.machine is not None:
+        # A guest's directory is a result directory of its own (vmstat, summary.json, ...).
+        groups = [(name, [Path(d) / "guests" / args.machine for d in dirs]) for name, dirs in groups]
+        for _, dirs in groups:
+            for d in dirs:
+                if not d.is_dir():
+                    raise CliError(f"{d.parent.parent}: the run has no guest {args.machine!r} "
+                                   "(its guests are the directories under guests/)")
     labels = [g[0] for g in groups]
     if args.labels is not None:
         labels = [x.strip() for x in args.labels.split(",")]
