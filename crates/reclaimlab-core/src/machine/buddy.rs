@@ -110,10 +110,16 @@ impl FreeArea {
         self.nr_free[order][mt] -= 1;
         fr.clear_buddy_head(pfn);
         if !self.reported.is_empty() {
-            // Leaving the free list (allocation, merge, isolation) clears PG_reported.
-            let i = (pfn - self.start) as usize;
-            self.reported[i / 64] &= !(1 << (i % 64));
+            self.clear_reported(pfn);
         }
+    }
+
+    /// Leaving the free list (allocation, merge, isolation) clears PG_reported.
+    #[cold]
+    #[inline(never)]
+    fn clear_reported(&mut self, pfn: u32) {
+        let i = (pfn - self.start) as usize;
+        self.reported[i / 64] &= !(1 << (i % 64));
     }
 
     /// The migratetype list a free block head is on (`Frames::buddy_list_mt`).
@@ -174,8 +180,14 @@ impl FreeArea {
         }
         self.add_block(fr, pfn, order, mt, tail);
         if order >= self.notify_order {
-            self.merged.push((pfn, order as u8));
+            self.note_merged(pfn, order);
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn note_merged(&mut self, pfn: u32, order: usize) {
+        self.merged.push((pfn, order as u8));
     }
 
     /// `__putback_isolated_page` after a report (FPI_TO_TAIL | FPI_SKIP_REPORT_NOTIFY): free the

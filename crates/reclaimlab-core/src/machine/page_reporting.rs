@@ -153,8 +153,17 @@ impl Machine {
 
     /// The allocator handed out 2^order frames at `pfn` (`arch_alloc_page`, and the first write
     /// to them that zeroing or the caller makes): the host must back them.
-    #[inline]
+    #[inline(always)]
     pub(super) fn guest_alloc(&mut self, pfn: u32, order: u32) {
+        // A host pays one test per allocation; the rest is out of line.
+        if self.guest.is_some() {
+            self.guest_alloc_slow(pfn, order);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn guest_alloc_slow(&mut self, pfn: u32, order: u32) {
         if let Some(g) = self.guest.as_deref_mut() {
             g.events.push(SlotEvent::Touch(pfn, order as u8));
             if let Some(mut h) = g.hinting.take() {
@@ -166,8 +175,16 @@ impl Machine {
 
     /// `arch_free_page`: 2^order frames at `pfn` are about to be freed (before the per-CPU
     /// lists and merging).
-    #[inline]
+    #[inline(always)]
     pub(super) fn guest_free(&mut self, pfn: u32, order: u32) {
+        if self.guest.is_some() {
+            self.guest_free_slow(pfn, order);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn guest_free_slow(&mut self, pfn: u32, order: u32) {
         if let Some(g) = self.guest.as_deref_mut() {
             if let Some(mut h) = g.hinting.take() {
                 h.on_free(self, pfn, order);
@@ -178,11 +195,16 @@ impl Machine {
 
     /// After a free: hand the variant the blocks that merged to its order (`__free_one_page`'s
     /// notification).
-    #[inline]
+    #[inline(always)]
     pub(super) fn guest_after_free(&mut self) {
-        if self.guest.is_none() {
-            return;
+        if self.guest.is_some() {
+            self.guest_after_free_slow();
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn guest_after_free_slow(&mut self) {
         for z in 0..MAX_NR_ZONES {
             if self.zones[z].free_area.merged.is_empty() {
                 continue;

@@ -441,7 +441,19 @@ impl World {
         }
     }
 
+    /// An OOM kill on machine `m`: a VM process killed on its host takes its guest with it.
+    #[cold]
+    fn vm_killed(&mut self, m: MachineId, victim: usize) {
+        let killed: Vec<MachineId> = self
+            .guest_memories()
+            .filter(|&(_, h, s)| h == m && s.task == victim)
+            .map(|(g, _, _)| g)
+            .collect();
+        self.halts.extend(killed);
+    }
+
     /// Hand the signals machine `m` raised to the actors that want them.
+    #[inline]
     fn deliver(&mut self, m: usize) {
         while let Some(sig) = self.machines[m].outbox.take() {
             if let Signal::Panic = sig {
@@ -449,13 +461,7 @@ impl World {
                 self.panic.get_or_insert((m, why));
             }
             if let Signal::OomKill(victim) = sig {
-                // A VM process killed on its host takes its guest with it.
-                let killed: Vec<MachineId> = self
-                    .guest_memories()
-                    .filter(|&(_, h, s)| h == m && s.task == victim)
-                    .map(|(g, _, _)| g)
-                    .collect();
-                self.halts.extend(killed);
+                self.vm_killed(m, victim);
             }
             let k = sig.kind();
             for j in 0..self.subscribers[m][k].1.len() {

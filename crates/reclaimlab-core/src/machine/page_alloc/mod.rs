@@ -421,8 +421,9 @@ impl Machine {
     // ---------------------------------------------------------------- freeing
 
     /// Free an order-0 frame whose flags the caller cleared (`free_unref_page`): onto the
-    /// current CPU's per-CPU list, or straight to the buddy without them.
-    #[inline]
+    /// current CPU's per-CPU list, or straight to the buddy without them. Always inlined: it
+    /// is the reclaim and exit hot path, and the guest hooks around it are one test each.
+    #[inline(always)]
     pub fn free_frame(&mut self, pfn: u32) {
         self.guest_free(pfn, 0);
         if self.cfg.pcp_lists {
