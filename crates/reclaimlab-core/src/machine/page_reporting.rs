@@ -307,6 +307,32 @@ impl Machine {
         g.stats.blocked_ns += ns;
     }
 
+    /// Report the free blocks that hold these frames, in one round trip: each frame's block,
+    /// if it is still free (it may have merged since, or been allocated again) and of at least
+    /// `min_order`, is isolated once, reported, and put back when the host acks (the RFC's
+    /// kthread pass, the s390-like buffer flush).
+    pub fn report_free_blocks_of(&mut self, frames: &[(u32, u8)], min_order: usize) {
+        let mut isolated: Vec<(u32, u8)> = Vec::with_capacity(frames.len());
+        for &(pfn, _) in frames {
+            let z = self.zone_of(pfn);
+            let Some((head, o)) = self.zones[z].free_area.free_block_of(&self.frames, pfn) else {
+                continue;
+            };
+            // A frame inside a block already taken adds nothing: the block is no longer free.
+            if o >= min_order && self.isolate_free_block(head, o as u32) {
+                isolated.push((head, o as u8));
+            }
+        }
+        if isolated.is_empty() {
+            return;
+        }
+        let ns = self.guest_mut().cost.report_ns;
+        self.report_to_host(&isolated, ns, true);
+        for &(head, o) in &isolated {
+            self.putback_isolated(head, o as u32, false);
+        }
+    }
+
     /// Time the current step of a guest thread spends blocked in hinting (an inline scan).
     pub fn guest_stall(&mut self, ns: u64) {
         let g = self.guest_mut();

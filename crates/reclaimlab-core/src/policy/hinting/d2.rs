@@ -80,24 +80,8 @@ impl CaptureArrays {
         let entries = std::mem::take(&mut arr.entries);
         arr.pending = false;
         arr.since_wake_ns = 0;
-        let mut isolated: Vec<(u32, u8)> = Vec::with_capacity(entries.len());
-        for &(pfn, _) in &entries {
-            // Reallocated pages are skipped; a page inside a free block takes that block.
-            let z = m.zone_of(pfn);
-            let Some((head, o)) = m.zones[z].free_area.free_block_of(&m.frames, pfn) else {
-                continue;
-            };
-            if m.isolate_free_block(head, o as u32) {
-                isolated.push((head, o as u8));
-            }
-        }
-        if !isolated.is_empty() {
-            let ns = m.guest_mut().cost.report_ns;
-            m.report_to_host(&isolated, ns, true);
-            for &(head, o) in &isolated {
-                m.putback_isolated(head, o as u32, false);
-            }
-        }
+        // Reallocated pages are skipped; a page inside a free block takes that block.
+        m.report_free_blocks_of(&entries, 0);
         let mut entries = entries;
         entries.clear();
         self.cpus[cpu].entries = entries;

@@ -33,26 +33,10 @@ impl FreePageHinting for SyncBuffer {
         }
         let entries = std::mem::take(buf);
         let min = m.guest_mut().order as usize;
-        // Isolate each entry's block if it is still free (it may have merged further since,
-        // or been allocated); an entry inside a block already taken adds nothing.
-        let mut isolated: Vec<(u32, u8)> = Vec::with_capacity(entries.len());
-        for (pfn, _) in entries {
-            let z = m.zone_of(pfn);
-            let Some((head, o)) = m.zones[z].free_area.free_block_of(&m.frames, pfn) else {
-                continue;
-            };
-            if o >= min && m.isolate_free_block(head, o as u32) {
-                isolated.push((head, o as u8));
-            }
-        }
-        if !isolated.is_empty() {
-            let ns = m.guest_mut().cost.report_ns;
-            m.report_to_host(&isolated, ns, true);
-            for &(head, o) in &isolated {
-                m.putback_isolated(head, o as u32, false);
-            }
-        }
-        let mut entries = std::mem::take(&mut self.buffers[cpu]);
+        // Each entry's block, if still free and still large enough.
+        m.report_free_blocks_of(&entries, min);
+        // The buffer (its allocation) is used again.
+        let mut entries = entries;
         entries.clear();
         self.buffers[cpu] = entries;
     }
