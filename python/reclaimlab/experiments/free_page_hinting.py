@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -33,10 +32,10 @@ from pathlib import Path
 from typing import Any
 
 from .. import api
-from ..report import REPRODUCTION_MANIFEST
 from ..results import load_run, write_text_atomic
 from ..store import Store
 from ..tables import markdown_table
+from .checks import Check, finish, fmt, manifest_checks, verdict_lines
 
 NAME = "free-page-hinting"
 TITLE = "Guest free page hinting: how many guests fit (seed 001)"
@@ -121,18 +120,6 @@ def one_guest_scenario(variant: str, seed: int, *, stride: int | None = None, th
 
 # ---- reading runs -------------------------------------------------------------------------------
 
-@dataclass
-class Check:
-    id: str
-    claim: str
-    expected: str
-    measured: Any
-    passed: bool
-
-    def as_json(self) -> dict[str, Any]:
-        return {"id": self.id, "claim": self.claim, "expected": self.expected,
-                "measured": self.measured, "pass": bool(self.passed)}
-
 
 def guests_completed(summary: dict) -> int:
     """Guests whose program finished before the host's first OOM kill (the seed's count)."""
@@ -172,14 +159,6 @@ def release_times(series: list[tuple[float, int]], exit_s: float) -> dict[str, f
     return out
 
 
-def _fmt(v: Any) -> str:
-    if isinstance(v, float):
-        return f"{v:,.2f}"
-    if isinstance(v, int) and not isinstance(v, bool):
-        return f"{v:,}"
-    return "-" if v is None else str(v)
-
-
 def _gib(b: int | float) -> float:
     return round(b / GIB, 2)
 
@@ -190,8 +169,6 @@ def reproduce(situations, root: Path, seed: int, *, store: Store, trace: bool = 
               on_run: Callable[[Any, str, Any], None] | None = None):
     """Run ``situations`` with ``seed`` into ``store`` (runs linked under ``root``); write
     report.md, report.json, exit-rss.csv and the HTML report's manifest there."""
-    from .shrinker_deferral import Reproduction
-
     t0 = time.perf_counter()
     report = [f"# {TITLE}", "", f"Seed {seed}. Runs in `{root}`.", "",
               f"Host {HOST_RAM} without swap, {HOST_BASE} held by its kernel; guests of "
@@ -374,29 +351,17 @@ def reproduce(situations, root: Path, seed: int, *, store: Store, trace: bool = 
                       "refaulted", f"> 10 x the first ({f2:,})", f3, f3 > 10 * max(f2, 1)),
             ]
         report += ["", "**Checks**", ""]
-        for c in got:
-            report.append(f"- {'PASS' if c.passed else 'FAIL'} {c.id}: {c.claim}: expected "
-                          f"{c.expected}, measured {_fmt(c.measured)}")
+        report += verdict_lines(got)
         report.append("")
         checks += got
         manifest["situations"].append({
             "key": sit.key, "title": sit.title, "story": "",
             "runs": [{"label": label, "policy": label, "path": f"{sit.key}/{label}",
                       "key": keys[label]} for label in keys],
-            "checks": [{"claim": f"{c.id}: {c.claim}", "passed": bool(c.passed),
-                        "detail": f"expected {c.expected}, measured {_fmt(c.measured)}"}
-                       for c in got],
+            "checks": manifest_checks(got),
             "thread": {}, "ours": {}, "tables": [],
         })
-    failed = sum(not c.passed for c in checks)
-    report.append(f"{len(checks)} checks in {time.perf_counter() - t0:.1f} s wall time; "
-                  f"{'all pass' if not failed else f'{failed} FAIL'}.")
-    text = "\n".join(report) + "\n"
-    write_text_atomic(root / "report.md", text)
-    write_text_atomic(root / "report.json",
-                      json.dumps({"checks": [c.as_json() for c in checks]}, indent=1) + "\n")
-    write_text_atomic(root / REPRODUCTION_MANIFEST, json.dumps(manifest, indent=1) + "\n")
-    return Reproduction(text, failed)
+    return finish(root, report, checks, manifest, t0)
 
 
 def _write_series(path: Path, series: dict[str, list[tuple[float, int]]]) -> None:

@@ -21,7 +21,6 @@ appear beside ours in report.md. report.json holds ``{"checks": [{"id", "claim",
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,10 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from .. import api
-from ..report import REPRODUCTION_MANIFEST
-from ..results import load_run, write_text_atomic
+from ..results import load_run
 from ..store import Store
 from ..tables import markdown_table
+from .checks import Check, finish, fmt, manifest_checks, verdict_lines
 
 NAME = "shrinker-deferral"
 TITLE = "Shrinker deferral: only kswapd does deferred work, scaled by priority (seed 002)"
@@ -109,18 +108,6 @@ def fsmark_scenario(shrinker: str, xfs_reclaim: str, seed: int) -> dict[str, Any
 
 
 # ---- checks -------------------------------------------------------------------------------------
-
-@dataclass
-class Check:
-    id: str
-    claim: str
-    expected: str
-    measured: Any
-    passed: bool
-
-    def as_json(self) -> dict[str, Any]:
-        return {"id": self.id, "claim": self.claim, "expected": self.expected,
-                "measured": self.measured, "pass": self.passed}
 
 
 def call(variant: str, nr: int, *, prio: int = PRIO, batch: int = SB_BATCH, kswapd: bool = False,
@@ -253,20 +240,6 @@ def fsmark_checks(runs: dict[str, Any]) -> list[Check]:
 
 # ---- the reproduction ---------------------------------------------------------------------------
 
-@dataclass
-class Reproduction:
-    report: str
-    failed: int
-
-
-def _fmt(v: Any) -> str:
-    if isinstance(v, float):
-        return f"{v:,.2f}"
-    if isinstance(v, int):
-        return f"{v:,}"
-    return "-" if v is None else str(v)
-
-
 def _simoops_row(run, label: str) -> Any:
     a, s = _alloc(run), run.summary.get("simoops", {})
     return {
@@ -281,7 +254,7 @@ def _simoops_row(run, label: str) -> Any:
 
 def _run_table(runs: dict[str, Any], rows: list[tuple[str, Callable[[Any], Any]]]) -> str:
     headers = [""] + list(runs)
-    body = [[name] + [_fmt(f(r)) for r in runs.values()] for name, f in rows]
+    body = [[name] + [fmt(f(r)) for r in runs.values()] for name, f in rows]
     return markdown_table(headers, body)
 
 
@@ -299,7 +272,7 @@ def reproduce(situations, root: Path, seed: int, *, store: Store, trace: bool = 
         keys: dict[str, str] = {}
         if sit.key == "exact":
             got = exact_checks() + windup_checks()
-            table = [[c.id, c.expected, _fmt(c.measured)] for c in got]
+            table = [[c.id, c.expected, fmt(c.measured)] for c in got]
             report.append(markdown_table(["check", "thread / spec", "reclaimlab"], table))
         else:
             sdir = root / sit.key
@@ -315,10 +288,10 @@ def reproduce(situations, root: Path, seed: int, *, store: Store, trace: bool = 
                 runs[label] = load_run(ens.path)
             if sit.key == "simoops":
                 got = simoops_checks(runs)
-                thread = [[name, _fmt(old), _fmt(new),
-                           _fmt(_simoops_row(runs["legacy+X1"], name)),
-                           _fmt(_simoops_row(runs["chinner+X2"], name)),
-                           _fmt(_simoops_row(runs["v61+X3"], name))]
+                thread = [[name, fmt(old), fmt(new),
+                           fmt(_simoops_row(runs["legacy+X1"], name)),
+                           fmt(_simoops_row(runs["chinner+X2"], name)),
+                           fmt(_simoops_row(runs["v61+X3"], name))]
                           for name, (old, new) in SIMOOPS.items()]
                 report += ["**Beside the thread's simoops figures** (the thread's units are "
                            "simoops's own; ours are ns)", "",
@@ -348,26 +321,14 @@ def reproduce(situations, root: Path, seed: int, *, store: Store, trace: bool = 
             ]
             report += ["**Our runs**", "", _run_table(runs, fs_rows)]
         report += ["", "**Checks**", ""]
-        for c in got:
-            report.append(f"- {'PASS' if c.passed else 'FAIL'} {c.id}: {c.claim}: expected "
-                          f"{c.expected}, measured {_fmt(c.measured)}")
+        report += verdict_lines(got)
         report.append("")
         checks += got
         manifest["situations"].append({
             "key": sit.key, "title": sit.title, "story": "",
             "runs": [{"label": label, "policy": label, "path": f"{sit.key}/{label}",
                       "key": keys[label]} for label, _, _ in sit.policies],
-            "checks": [{"claim": f"{c.id}: {c.claim}", "passed": bool(c.passed),
-                        "detail": f"expected {c.expected}, measured {_fmt(c.measured)}"}
-                       for c in got],
+            "checks": manifest_checks(got),
             "thread": {}, "ours": {}, "tables": [],
         })
-    failed = sum(not c.passed for c in checks)
-    report.append(f"{len(checks)} checks in {time.perf_counter() - t0:.1f} s wall time; "
-                  f"{'all pass' if not failed else f'{failed} FAIL'}.")
-    text = "\n".join(report) + "\n"
-    write_text_atomic(root / "report.md", text)
-    write_text_atomic(root / "report.json",
-                      json.dumps({"checks": [c.as_json() for c in checks]}, indent=1) + "\n")
-    write_text_atomic(root / REPRODUCTION_MANIFEST, json.dumps(manifest, indent=1) + "\n")
-    return Reproduction(text, failed)
+    return finish(root, report, checks, manifest, t0)
