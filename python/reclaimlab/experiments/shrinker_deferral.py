@@ -31,7 +31,7 @@ from .. import api
 from ..results import load_run
 from ..store import Store
 from ..tables import markdown_table
-from .checks import Check, finish, fmt, manifest_checks, verdict_lines
+from .checks import Check, Reproduction, finish, fmt, manifest_checks, verdict_lines
 
 NAME = "shrinker-deferral"
 TITLE = "Shrinker deferral: only kswapd does deferred work, scaled by priority (seed 002)"
