@@ -2,17 +2,20 @@
 //!
 //! Layers, top to bottom; each imports only from the layers below it:
 //! - [`run`]: builds a world from a scenario, runs it and renders its outputs ([`build`]: the
-//!   host machine and a machine's workload threads; [`run_virt`], [`run_fs`]: guests, the
-//!   filesystem; [`sim_error`]: why a run failed).
+//!   host machine and a machine's workload threads; [`run_virt`], [`run_fs`], [`run_xen`]:
+//!   guests, the filesystem, a Xen host's dom0 drivers and I/O; [`sim_error`]: why a run
+//!   failed).
 //! - [`scenario`]: the validated run description (TOML, precise errors, every default written down).
 //! - [`policy`]: the registry of policy switches, one file per variant.
 //! - [`observe`]: `/proc/vmstat`, `/proc/zoneinfo`, `/proc/buddyinfo`, time series, summary,
 //!   ftrace text; observers read the world and never change it.
-//! - [`actors`]: kswapd, kcompactd, the flusher, the oom_reaper, device completions, workloads.
+//! - [`actors`]: kswapd, kcompactd, the flusher, the oom_reaper, device completions, workloads,
+//!   Xen's blkback rings and blkfront jobs.
 //! - [`world`]: machines, actors and observers on one clock; the actor contract.
 //! - [`virt`]: guests whose RAM lives in a host: the memory slot, the balloon device's reports.
 //! - [`machine`]: the memory model of one machine (zones, buddy, frames, LRU, swap, page cache,
-//!   writeback, reclaim, compaction, OOM, counters), named after the kernel sources it models.
+//!   writeback, reclaim, compaction, OOM, counters), named after the kernel sources it models;
+//!   on a Xen dom0 also its Xen drivers (`machine::xen`).
 //! - [`engine`]: integer-nanosecond event queue, per-actor random streams, CPU time accounting.
 //! - [`trace`]: readers for recorded page-access traces (oracleGeneral, CSV, zstd).
 //! - [`cachesim`]: fixed-capacity LRU/FIFO/CLOCK over a trace (`reclaimlab lru`).
@@ -27,6 +30,7 @@ pub mod policy;
 pub mod run;
 pub mod run_fs;
 pub mod run_virt;
+pub mod run_xen;
 pub mod scenario;
 pub mod sim_error;
 pub mod trace;

@@ -104,6 +104,7 @@ pub struct Run<'a> {
     sampler: ActorId,
     guests: Vec<crate::run_virt::GuestActors>,
     vm_rss: Option<ActorId>,
+    xen: Option<crate::run_xen::XenActors>,
     end_ns: u64,
     has_duration: bool,
     events: u64,
@@ -145,6 +146,7 @@ impl<'a> Run<'a> {
         if let Some(fs) = &scn.fs {
             machine.mount_fs(fs.clone(), scn.sysctl.vfs_cache_pressure);
         }
+        crate::run_xen::install_dom0(scn, &mut machine)?;
         let WorkloadThreads {
             threads,
             fs_threads,
@@ -236,7 +238,8 @@ impl<'a> Run<'a> {
         }
 
         let guests = crate::run_virt::start_guests(&mut world, scn, 0, 1, slots, guest_threads);
-        let vm_rss = (!scn.guests.is_empty()).then(|| {
+        let xen = crate::run_xen::start_xen(&mut world, scn, 0, 1)?;
+        let vm_rss = (!scn.guests.is_empty() && scn.xen.is_none()).then(|| {
             let names = scn.guests.iter().map(|g| g.name.clone()).collect();
             let id = world.add_observer(Box::new(VmRss::new(names, scn.sim.sample_interval_ns)));
             world.start(id, 0);
@@ -271,6 +274,7 @@ impl<'a> Run<'a> {
             sampler: sampler_id,
             guests,
             vm_rss,
+            xen,
             end_ns,
             has_duration,
             events: 0,
@@ -442,6 +446,16 @@ impl<'a> Run<'a> {
             };
             obj.insert("guests".into(), rows);
             fs_summary = Some(serde_json::Value::Object(obj));
+        }
+        if let Some(xa) = &self.xen {
+            let (obj, files) = crate::run_xen::xen_outputs(&self.world, self.scn, xa);
+            let mut o = match fs_summary.take() {
+                Some(serde_json::Value::Object(o)) => o,
+                _ => serde_json::Map::new(),
+            };
+            o.insert("xen".into(), obj);
+            fs_summary = Some(serde_json::Value::Object(o));
+            guest_files.extend(files);
         }
         let fs_stall = crate::run_fs::fs_threads_stall_ns(&self.world, &self.fs_threads);
         let mut extra_files = Vec::new();

@@ -27,7 +27,8 @@ pub(crate) struct GuestBuild {
     pub machine: Machine,
     pub vcpus: u32,
     threads: WorkloadThreads,
-    slot: GuestMemory,
+    /// Its memory slot on the host (`None`: a Xen domU, whose memory is its own reservation).
+    slot: Option<GuestMemory>,
 }
 
 /// The actors of a guest in the world.
@@ -35,7 +36,7 @@ pub struct GuestActors {
     pub id: MachineId,
     pub threads: Vec<ActorId>,
     pub kswapd: ActorId,
-    pub worker: ActorId,
+    pub worker: Option<ActorId>,
 }
 
 /// Each guest's random streams are its own: the run's seed mixed with its index.
@@ -57,8 +58,11 @@ pub(crate) fn build_guests(
         let gseed = guest_seed(seed, i);
         let mut m = Machine::new(host_params(&gs, gseed, false)?)
             .map_err(|e| SimError::Config(format!("guest {}: {e}", g.name)))?;
-        let hinting = policy::hinting::SWITCH.make(g.policy.choices.get("hinting"));
-        m.make_guest(hinting, g.page_reporting_order, g.kvm.clone());
+        let kvm = scn.xen.is_none();
+        if kvm {
+            let hinting = policy::hinting::SWITCH.make(g.policy.choices.get("hinting"));
+            m.make_guest(hinting, g.page_reporting_order, g.kvm.clone());
+        }
         let threads = workload_threads(
             &g.workloads,
             &mut m,
@@ -69,6 +73,15 @@ pub(crate) fn build_guests(
         )?;
         for t in &threads.threads {
             m.mmget(t.task);
+        }
+        if !kvm {
+            out.push(GuestBuild {
+                machine: m,
+                vcpus: g.vcpus.max(1),
+                threads,
+                slot: None,
+            });
+            continue;
         }
         // The VM's process: its guest RAM is one anonymous region, frame for page.
         let frames = m.frames.len() as u64;
@@ -88,30 +101,32 @@ pub(crate) fn build_guests(
             machine: m,
             vcpus: g.vcpus.max(1),
             threads,
-            slot,
+            slot: Some(slot),
         });
     }
     Ok(out)
 }
 
 /// Put the guests' machines' actors into the world (machines `first..`, in scenario order),
-/// link each to `host`, and start them at their VM's start.
+/// link each KVM guest to `host`, and start them at their VM's start.
 pub(crate) fn start_guests(
     world: &mut World,
     scn: &Scenario,
     host: MachineId,
     first: MachineId,
-    slots: Vec<GuestMemory>,
+    slots: Vec<Option<GuestMemory>>,
     threads: Vec<WorkloadThreads>,
 ) -> Vec<GuestActors> {
     let mut out = Vec::new();
     for (i, ((g, slot), th)) in scn.guests.iter().zip(slots).zip(threads).enumerate() {
         let id = first + i;
         let choices = &g.policy.choices;
-        let task = slot.task;
-        world.link_guest(id, host, slot);
-        let vm = world.add_actor_on(id, Box::new(Vm::new(&g.name, host, task, g.shutdown_ns)));
-        world.start(vm, g.start_ns);
+        if let Some(slot) = slot {
+            let task = slot.task;
+            world.link_guest(id, host, slot);
+            let vm = world.add_actor_on(id, Box::new(Vm::new(&g.name, host, task, g.shutdown_ns)));
+            world.start(vm, g.start_ns);
+        }
         let ids: Vec<ActorId> = th
             .threads
             .into_iter()
@@ -149,7 +164,8 @@ pub(crate) fn start_guests(
         world.start(flusher, g.start_ns + FLUSHER_PERIOD_NS);
         world.add_actor_on(id, Box::new(OomReaper::new(scn.oom.reaper_delay_ns)));
         world.add_actor_on(id, Box::new(Kcompactd));
-        let worker = world.add_actor_on(id, Box::new(HintingWorker::default()));
+        let worker = (world.guest_memory(id).is_some())
+            .then(|| world.add_actor_on(id, Box::new(HintingWorker::default())));
         out.push(GuestActors {
             id,
             threads: ids,
@@ -166,7 +182,7 @@ pub(crate) fn split(
 ) -> (
     Vec<Machine>,
     Vec<u32>,
-    Vec<GuestMemory>,
+    Vec<Option<GuestMemory>>,
     Vec<WorkloadThreads>,
 ) {
     let mut ms = Vec::new();

@@ -9,6 +9,13 @@ functions as well as from runs) is run by it instead.
 
 from __future__ import annotations
 
-from . import free_page_hinting, kswapd_highorder, shrinker_deferral
+from . import (
+    blkback_pool,
+    free_page_hinting,
+    kswapd_highorder,
+    persistent_grants,
+    shrinker_deferral,
+)
 
-EXPERIMENTS = {m.NAME: m for m in (kswapd_highorder, shrinker_deferral, free_page_hinting)}
+EXPERIMENTS = {m.NAME: m for m in (kswapd_highorder, shrinker_deferral, free_page_hinting,
+                                   blkback_pool, persistent_grants)}

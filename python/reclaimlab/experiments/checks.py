@@ -55,6 +55,23 @@ def manifest_checks(got: list[Check]) -> list[dict[str, Any]]:
              "detail": f"expected {c.expected}, measured {fmt(c.measured)}"} for c in got]
 
 
+def close_situation(report: list[str], checks: list[Check], manifest: dict[str, Any], sit: Any,
+                    got: list[Check], runs: dict[str, str]) -> None:
+    """End a situation: its verdict lines in the report, its checks with the others, and its
+    entry (runs by label -> store key, checks) in the HTML report's manifest."""
+    report += ["", "**Checks**", ""]
+    report += verdict_lines(got)
+    report.append("")
+    checks += got
+    manifest["situations"].append({
+        "key": sit.key, "title": sit.title, "story": "",
+        "runs": [{"label": label, "policy": label, "path": f"{sit.key}/{label}", "key": key}
+                 for label, key in runs.items()],
+        "checks": manifest_checks(got),
+        "thread": {}, "ours": {}, "tables": [],
+    })
+
+
 def finish(root: Path, report: list[str], checks: list[Check], manifest: dict[str, Any],
            t0: float) -> Reproduction:
     """Close the report with the count and the wall time, and write report.md, report.json

@@ -35,7 +35,7 @@ from .. import api
 from ..results import load_run, write_text_atomic
 from ..store import Store
 from ..tables import markdown_table
-from .checks import Check, finish, fmt, manifest_checks, verdict_lines
+from .checks import Check, close_situation, finish, fmt
 
 NAME = "free-page-hinting"
 TITLE = "Guest free page hinting: how many guests fit (seed 001)"
@@ -350,17 +350,7 @@ def reproduce(situations, root: Path, seed: int, *, store: Store, trace: bool = 
                 Check("E.D.4.exhausted", "once unreported memory runs out, reported frames are "
                       "refaulted", f"> 10 x the first ({f2:,})", f3, f3 > 10 * max(f2, 1)),
             ]
-        report += ["", "**Checks**", ""]
-        report += verdict_lines(got)
-        report.append("")
-        checks += got
-        manifest["situations"].append({
-            "key": sit.key, "title": sit.title, "story": "",
-            "runs": [{"label": label, "policy": label, "path": f"{sit.key}/{label}",
-                      "key": keys[label]} for label in keys],
-            "checks": manifest_checks(got),
-            "thread": {}, "ours": {}, "tables": [],
-        })
+        close_situation(report, checks, manifest, sit, got, keys)
     return finish(root, report, checks, manifest, t0)
 
 

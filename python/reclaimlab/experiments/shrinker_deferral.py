@@ -31,7 +31,7 @@ from .. import api
 from ..results import load_run
 from ..store import Store
 from ..tables import markdown_table
-from .checks import Check, Reproduction, finish, fmt, manifest_checks, verdict_lines
+from .checks import Check, Reproduction, close_situation, finish, fmt
 
 NAME = "shrinker-deferral"
 TITLE = "Shrinker deferral: only kswapd does deferred work, scaled by priority (seed 002)"
@@ -320,15 +320,6 @@ def reproduce(situations, root: Path, seed: int, *, store: Store, trace: bool = 
                 ("xs_ig_reclaims", lambda r: r.summary["fs"]["xs_ig_reclaims"]),
             ]
             report += ["**Our runs**", "", _run_table(runs, fs_rows)]
-        report += ["", "**Checks**", ""]
-        report += verdict_lines(got)
-        report.append("")
-        checks += got
-        manifest["situations"].append({
-            "key": sit.key, "title": sit.title, "story": "",
-            "runs": [{"label": label, "policy": label, "path": f"{sit.key}/{label}",
-                      "key": keys[label]} for label, _, _ in sit.policies],
-            "checks": manifest_checks(got),
-            "thread": {}, "ours": {}, "tables": [],
-        })
+        close_situation(report, checks, manifest, sit, got,
+                        {label: keys[label] for label, _, _ in sit.policies})
     return finish(root, report, checks, manifest, t0)

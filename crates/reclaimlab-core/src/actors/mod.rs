@@ -1,8 +1,10 @@
 //! The actors: each one type in a file of its own, implementing `world::Actor`. Kernel threads
 //! (kswapd, kcompactd, the flusher, the oom_reaper, a guest's hinting worker), device
-//! completion handlers, a VM's lifecycle and the workload threads.
+//! completion handlers, a VM's lifecycle, the workload threads, and on a Xen host blkback's
+//! ring kthreads, the balloon worker and the guests' blkfront I/O jobs.
 
 pub mod blkdev_io;
+pub mod blkfront;
 pub mod flusher;
 pub mod hinting_worker;
 pub mod kcompactd;
@@ -10,5 +12,7 @@ pub mod kswapd;
 pub mod oom_reaper;
 pub mod vm;
 pub mod workload;
+pub mod xen_balloon;
+pub mod xen_blkback;
 pub mod xfs_reclaim_worker;
 pub mod xfsaild;

@@ -81,6 +81,19 @@ impl Cpus {
         c.busy_until = c.busy_until.max(now + ns);
     }
 
+    /// Every CPU but `cpu` loses `ns` at `now` (an interrupt it had to handle): work charged
+    /// there ends that much later. Cold: only IPIs (Xen's TLB flushes) do this.
+    #[cold]
+    pub fn steal_others(&mut self, cpu: u32, now: u64, ns: u64) {
+        let me = cpu as usize % self.cpu.len();
+        for (i, c) in self.cpu.iter_mut().enumerate() {
+            if i != me {
+                c.busy_ns += ns;
+                c.busy_until = c.busy_until.max(now) + ns;
+            }
+        }
+    }
+
     /// The accounting of `cpu`; a CPU number past the last wraps around. Charged on every
     /// event: an actor's CPU is nearly always in range, and the test skips a division.
     #[inline]

@@ -38,6 +38,7 @@ pub mod vmscan;
 pub mod vmstat;
 pub mod watermark;
 pub mod workingset;
+pub mod xen;
 pub mod zone;
 
 use blkdev::{BlockDevice, DeviceParams};
@@ -232,6 +233,8 @@ pub struct Machine {
     /// A guest's side of its host: hinting, and the frames it touched and reported (`None` on
     /// a machine that is not a guest).
     pub guest: Option<Box<page_reporting::GuestSide>>,
+    /// Dom0's Xen drivers (`None` on a machine that is not a Xen dom0).
+    pub xen: Option<Box<xen::XenBackend>>,
     /// Host pages their guest marked unused (s390 CMMA), one bit per vpage; empty unless a
     /// guest uses CMMA. Reclaim drops such a page instead of swapping it.
     pub pte_unused: Vec<u64>,
@@ -395,6 +398,7 @@ impl Machine {
             }),
             outbox: Outbox::default(),
             guest: None,
+            xen: None,
             pte_unused: Vec::new(),
             unused_discarded: 0,
             tracepoints: Tracepoints::new(p.trace),

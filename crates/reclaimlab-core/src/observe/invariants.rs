@@ -319,6 +319,10 @@ impl Checker {
             }
         }
         self.prev_events = node.vm.c;
-        super::slab_invariants::check(node)
+        super::slab_invariants::check(node)?;
+        match &node.xen {
+            Some(x) => x.check(&node.frames),
+            None => Ok(()),
+        }
     }
 }

@@ -9,6 +9,9 @@
 //! `[policy]` table has one key per switch, `reclaimlab policies` lists them, and an unknown
 //! name is an error that lists the valid ones, all from the tables here.
 
+pub mod blkback_backing;
+pub mod blkback_grants;
+pub mod blkback_pool;
 pub mod hinting;
 pub mod kcompactd;
 pub mod kswapd_balance;
@@ -123,7 +126,7 @@ impl<T: ?Sized + 'static> SwitchInfo for Switch<T> {
 
 /// Every switch, in the order the scenario's `[policy]` table and `reclaimlab policies` list
 /// them. A switch whose default is a preset comes after the switch it follows.
-pub fn switches() -> [&'static dyn SwitchInfo; 9] {
+pub fn switches() -> [&'static dyn SwitchInfo; 12] {
     [
         &kswapd_balance::SWITCH,
         &watermarks::SWITCH,
@@ -134,6 +137,9 @@ pub fn switches() -> [&'static dyn SwitchInfo; 9] {
         &shrinker::SWITCH,
         &xfs_reclaim::SWITCH,
         &hinting::SWITCH,
+        &blkback_pool::SWITCH,
+        &blkback_backing::SWITCH,
+        &blkback_grants::SWITCH,
     ]
 }
 
@@ -225,6 +231,10 @@ mod tests {
                 "xfs_reclaim" => "X3",
                 // 6.1 without a reporting device (mechanisms §G).
                 "hinting" => "D1",
+                // Xen blkback in 6.1 with its default config (mechanisms §G).
+                "blkback_pool" => "B3",
+                "blkback_backing" => "unpopulated",
+                "blkback_grants" => "v61",
                 _ => "v6.1",
             };
             assert_eq!(c.get(s.name()), want, "{}", s.name());

@@ -44,6 +44,8 @@ pub struct Scenario {
     pub policy: PolicyConfig,
     /// A mounted XFS filesystem (`[fs]`), for the fsmark and simoops workloads.
     pub fs: Option<FsConfig>,
+    /// A Xen host (`[xen]`): the machine is dom0 and the guests are domUs.
+    pub xen: Option<XenConfig>,
     /// Virtual machines run by this host (`[[guest]]`), each a machine of its own.
     pub guests: Vec<GuestConfig>,
     pub workloads: Vec<Workload>,
@@ -80,7 +82,32 @@ pub struct GuestConfig {
     pub cost: CostModel,
     pub kvm: KvmCost,
     pub policy: PolicyConfig,
+    /// Xen domU only: its virtual block devices.
+    pub vbds: Vec<Vbd>,
     pub workloads: Vec<Workload>,
+}
+
+/// `[xen]`: the hypervisor's memory, blkback's parameters and the grant path's costs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct XenConfig {
+    /// Physical memory the hypervisor owns.
+    pub ram_bytes: u64,
+    pub blkback: crate::machine::xen::BlkbackParams,
+    pub cost: crate::machine::xen::XenCost,
+}
+
+/// `[[guest.vbd]]`: a Xen domU's virtual block device.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Vbd {
+    pub name: String,
+    /// "ramdisk", "network" or "ssd".
+    pub backend: String,
+    pub latency_ns: Option<u64>,
+    pub bandwidth: Option<u64>,
+    pub queues: Option<u32>,
+    /// The frontend offers persistent grants.
+    pub persistent: bool,
+    pub max_indirect_segments: u32,
 }
 
 /// The `[guest.kvm]` table: what crossing between a guest and its host costs.
@@ -246,6 +273,8 @@ pub struct Workload {
     pub fsmark: Option<FsmarkSpec>,
     pub simoops: Option<SimoopsSpec>,
     pub drop_caches: Option<DropCachesSpec>,
+    /// A Xen domU's block I/O job.
+    pub blkio: Option<BlkioSpec>,
 }
 
 // Enums stored in the scenario by name (see `schema::Conv`).

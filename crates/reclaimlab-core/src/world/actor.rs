@@ -78,6 +78,8 @@ pub struct StepCx<'a> {
     pub(super) machines: &'a mut [Machine],
     pub(super) queue: &'a mut EventQueue,
     pub(super) charged: u64,
+    /// CPU time this step took from each other CPU of its machine (IPIs it sent).
+    pub(super) stolen: u64,
     pub(super) failure: &'a mut Option<Failure>,
     pub(super) halts: &'a mut Vec<MachineId>,
 }
@@ -113,6 +115,12 @@ impl StepCx<'_> {
     #[inline]
     pub fn charge_cpu(&mut self, ns: u64) {
         self.charged += ns;
+    }
+
+    /// The step interrupted every other CPU of its machine, costing each `ns` (an IPI's
+    /// handler): work due there is pushed back.
+    pub fn interrupt_other_cpus(&mut self, ns: u64) {
+        self.stolen += ns;
     }
 
     /// Change another actor's wake-up.

@@ -373,11 +373,13 @@ impl World {
                     machines: &mut self.machines,
                     queue: &mut self.queue,
                     charged: 0,
+                    stolen: 0,
                     failure: &mut self.failure,
                     halts: &mut self.halts,
                 };
                 let mut wake = a.step(&mut cx);
                 let mut charged = cx.charged;
+                let stolen = cx.stolen;
                 if self.links[home].is_some() {
                     // The vCPU waits for its host: faults, discards, report round trips.
                     let wait = self.sync_guest(home);
@@ -387,6 +389,9 @@ impl World {
                     }
                 }
                 self.cpus[home].charge(cpu, now, charged);
+                if stolen > 0 {
+                    self.cpus[home].steal_others(cpu, now, stolen);
+                }
                 self.after_call(id, Some(wake));
                 self.deliver(home);
                 if self.links[home].is_some() || !self.halts.is_empty() {
@@ -483,6 +488,7 @@ impl World {
                     machines: &mut self.machines,
                     queue: &mut self.queue,
                     charged: 0,
+                    stolen: 0,
                     failure: &mut self.failure,
                     halts: &mut self.halts,
                 };

@@ -323,3 +323,22 @@ pub struct DropCachesSpec {
     /// Delay after the workload's start.
     pub after_ns: u64,
 }
+
+/// `[guest.workload.blkio]`: block I/O of a Xen domU on one of its VBDs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BlkioSpec {
+    /// The guest's VBD.
+    pub vbd: String,
+    /// "sequential", "random" or "fresh_grefs".
+    pub pattern: String,
+    pub write: bool,
+    pub bs_bytes: u64,
+    /// I/Os to do; `None`: until the workload's duration.
+    pub count: Option<u64>,
+    pub iodepth: u32,
+    /// The program's guest CPU per I/O.
+    pub think_ns: u64,
+    /// Runs of `count` I/Os, `pause_ns` apart.
+    pub repeat: u64,
+    pub pause_ns: u64,
+}

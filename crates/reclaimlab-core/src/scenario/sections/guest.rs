@@ -1,12 +1,13 @@
-//! `[[guest]]`: a KVM guest, a machine of its own, with the machine tables it shares with the
+//! `[[guest]]`: a guest, a machine of its own, with the machine tables it shares with the
 //! host (`[guest.sysctl]`, `[guest.swap]`, `[guest.cost]`, `[guest.policy]`), what crossing to
-//! the host costs (`[guest.kvm]`) and its own `[[guest.workload]]`s.
+//! the host costs (`[guest.kvm]`), its own `[[guest.workload]]`s and, on a Xen host, its
+//! virtual block devices (`[[guest.vbd]]`, declared in `xen.rs`).
 
 use crate::scenario::schema::{section, Array, Child, Embedded, Fix, Rule, Ty, Unique, Val};
 use crate::scenario::show::Writer;
 use crate::scenario::units::format_size;
 use crate::scenario::{
-    CostModel, GuestConfig, KvmCost, MachineType, PolicyConfig, Scenario, SwapDevice, Sysctl,
+    CostModel, GuestConfig, KvmCost, MachineType, PolicyConfig, Scenario, SwapDevice, Sysctl, Vbd,
     Workload, GIB, MIB, NS_PER_US,
 };
 
@@ -117,6 +118,7 @@ section! {
         cost: CostModel::default();
         kvm: KvmCost::default();
         policy: PolicyConfig::default();
+        vbds: Vec::new();
         workloads: Vec::new();
     }
     children: [
@@ -132,6 +134,18 @@ section! {
             get: |g| &g.policy,
             get_mut: |g| &mut g.policy,
         }),
+        Array::<GuestConfig, Vbd> {
+            section: &super::xen::VBD,
+            get: |g| &g.vbds,
+            get_mut: |g| &mut g.vbds,
+            missing: ("", ""),
+            optional_if: |_| true,
+            unique: Some(Unique {
+                key: "name",
+                value: |v| v.name.as_str(),
+                help: "every VBD of a guest needs its own name",
+            }),
+        },
         Array::<GuestConfig, Workload> {
             section: &WORKLOAD,
             get: |g| &g.workloads,
@@ -233,6 +247,7 @@ impl GuestConfig {
         s.policy = self.policy.clone();
         s.fs = None;
         s.guests = Vec::new();
+        s.xen = None;
         s.workloads = self.workloads.clone();
         s
     }

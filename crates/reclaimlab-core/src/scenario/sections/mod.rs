@@ -15,6 +15,7 @@ mod guest;
 mod machine;
 mod policy;
 mod workload;
+mod xen;
 
 // Every section, for a later table kind (`[[guest]]`) to embed and for the tests.
 #[allow(unused_imports)]
@@ -25,6 +26,8 @@ pub use guest::{GUEST, KVM};
 pub use machine::{COST, DISK, HOST, OOM, SWAP, SYSCTL, WRITEBACK};
 #[allow(unused_imports)]
 pub use workload::{ANON, DROP_CACHES, FILE, FSMARK, HIGHORDER, SIMOOPS, TRACE, WORKLOAD};
+#[allow(unused_imports)]
+pub use xen::{BLKBACK, BLKIO, VBD, XEN, XEN_COST};
 
 use super::schema::{section, Array, Embedded, Fix, Optional, Rule, Ty, Unique};
 use super::source::describe_size;
@@ -88,6 +91,7 @@ section! {
         oom: OomConfig::default();
         policy: PolicyConfig::default();
         fs: None;
+        xen: None;
         guests: Vec::new();
         workloads: Vec::new();
     }
@@ -108,6 +112,11 @@ section! {
             section: &fs::FS,
             get: |s| s.fs.as_ref(),
             put: |s, c| s.fs = Some(c),
+        },
+        Optional::<Scenario, super::XenConfig> {
+            section: &xen::XEN,
+            get: |s| s.xen.as_ref(),
+            put: |s, c| s.xen = Some(c),
         },
         // Before the workloads: a scenario whose guests do the work needs no host workload.
         Array::<Scenario, super::GuestConfig> {
@@ -138,7 +147,7 @@ section! {
             }),
         },
     ],
-    rules: [CAPACITY, FS_WORKLOADS, guest::HOST_HINTING],
+    rules: [CAPACITY, FS_WORKLOADS, guest::HOST_HINTING, xen::XEN_HOST],
     derived: None,
 }
 

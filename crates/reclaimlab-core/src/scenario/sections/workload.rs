@@ -53,6 +53,7 @@ section! {
         fsmark: None;
         simoops: None;
         drop_caches: None;
+        blkio: None;
     }
     children: [
         Optional::<Workload, AnonSpec> {
@@ -90,6 +91,11 @@ section! {
             get: |w| w.drop_caches.as_ref(),
             put: |w, c| w.drop_caches = Some(c),
         },
+        Optional::<Workload, crate::scenario::BlkioSpec> {
+            section: &super::xen::BLKIO,
+            get: |w| w.blkio.as_ref(),
+            put: |w, c| w.blkio = Some(c),
+        },
     ],
     rules: [
         Rule {
@@ -107,7 +113,7 @@ section! {
         Rule {
             name: "a workload does something",
             doc: "a workload needs at least one of the anon, file, trace, highorder, fsmark, \
-                  simoops and drop_caches tables",
+                  simoops, drop_caches and blkio tables",
             check: |w, _| {
                 if w.anon.is_none()
                     && w.file.is_none()
@@ -116,6 +122,7 @@ section! {
                     && w.fsmark.is_none()
                     && w.simoops.is_none()
                     && w.drop_caches.is_none()
+                    && w.blkio.is_none()
                 {
                     return Err(Fix::new(
                         format!(

@@ -3,4 +3,5 @@
 mod defaults;
 mod parse;
 mod schema;
+mod schema_xen;
 mod show;

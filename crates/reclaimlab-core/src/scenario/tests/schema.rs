@@ -15,6 +15,7 @@ macro_rules! fields {
         vec![$((stringify!($f), format!("{:?}", $f))),*]
     }};
 }
+pub(super) use fields;
 
 fn scenario_fields(s: &Scenario) -> Vec<(&'static str, String)> {
     fields!(
@@ -31,6 +32,7 @@ fn scenario_fields(s: &Scenario) -> Vec<(&'static str, String)> {
             oom,
             policy,
             fs,
+            xen,
             guests,
             workloads
         }
@@ -57,6 +59,7 @@ fn guest_fields(s: &GuestConfig) -> Vec<(&'static str, String)> {
             cost,
             kvm,
             policy,
+            vbds,
             workloads
         }
     )
@@ -202,7 +205,8 @@ fn workload_fields(s: &Workload) -> Vec<(&'static str, String)> {
             highorder,
             fsmark,
             simoops,
-            drop_caches
+            drop_caches,
+            blkio
         }
     )
 }
@@ -321,7 +325,7 @@ fn drop_caches_fields(s: &DropCachesSpec) -> Vec<(&'static str, String)> {
 }
 
 /// A valid value of the key's type other than `cur`.
-fn other_value(ty: &Ty, cur: &Option<Val>) -> Val {
+pub(super) fn other_value(ty: &Ty, cur: &Option<Val>) -> Val {
     let candidates: Vec<Val> = match *ty {
         Ty::Size { min, max } => vec![Val::U(min), Val::U(max), Val::U(min + 4096)],
         Ty::Duration { min } => vec![Val::U(min), Val::U(min + 7)],
@@ -365,7 +369,7 @@ fn reach<S: Clone>(
 
 /// Every field is set by exactly one key (or by two keys that share it: an enum and the value
 /// it carries), or is a nested table of the section; every key sets exactly one field.
-fn check_complete<S: Clone>(
+pub(super) fn check_complete<S: Clone>(
     sec: &Section<S>,
     base: &S,
     fields: fn(&S) -> Vec<(&'static str, String)>,
@@ -421,6 +425,7 @@ fn every_field_is_reachable_from_exactly_one_key() {
         ("oom", "oom"),
         ("policy", "policy"),
         ("fs", "fs"),
+        ("xen", "xen"),
         ("guests", "guest"),
         ("workloads", "workload"),
     ];
@@ -452,6 +457,7 @@ fn every_field_is_reachable_from_exactly_one_key() {
         ("cost", "cost"),
         ("kvm", "kvm"),
         ("policy", "policy"),
+        ("vbds", "vbd"),
         ("workloads", "workload"),
     ];
     // A shutdown must come after the start (its check), so the base has one.
@@ -468,6 +474,7 @@ fn every_field_is_reachable_from_exactly_one_key() {
         ("fsmark", "fsmark"),
         ("simoops", "simoops"),
         ("drop_caches", "drop_caches"),
+        ("blkio", "blkio"),
     ];
     check_complete(
         &WORKLOAD,
@@ -523,7 +530,7 @@ fn every_field_is_reachable_from_exactly_one_key() {
 
 /// What each key's declaration says about its default agrees with the section's `Default`:
 /// a value for `Value`, nothing for `Unset`; and a table left empty parses to the defaults.
-fn check_declared_defaults<S: Default>(sec: &Section<S>) {
+pub(super) fn check_declared_defaults<S: Default>(sec: &Section<S>) {
     let d = S::default();
     for key in sec.keys {
         let v = key.value(&d);

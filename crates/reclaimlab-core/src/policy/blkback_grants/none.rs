@@ -1,0 +1,18 @@
+//! No persistent grants (≤ 3.7): blkback maps every segment for its request and unmaps it at
+//! completion, so each request costs an unmap hypercall and a TLB flush of dom0's CPUs.
+
+use crate::machine::policy::PersistentGrants;
+use crate::machine::xen::BlkbackParams;
+
+#[derive(Debug)]
+pub struct MapUnmap;
+
+impl PersistentGrants for MapUnmap {
+    fn enabled(&self) -> bool {
+        false
+    }
+
+    fn max_grants(&self, _params: &BlkbackParams) -> u32 {
+        0
+    }
+}
