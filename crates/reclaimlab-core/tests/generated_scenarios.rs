@@ -69,6 +69,55 @@ struct Gen {
     duration_ms: u64,
     works: Vec<Work>,
     guest: Option<GenGuest>,
+    /// A Xen host: the guest (if any) is a domU with block devices and I/O jobs.
+    xen: Option<GenXen>,
+}
+
+/// A Xen host's blkback and its guest's block I/O.
+#[derive(Debug, Clone)]
+struct GenXen {
+    vbds: u64,
+    backend: &'static str,
+    persistent: bool,
+    pattern: &'static str,
+    iodepth: u64,
+    ios: u64,
+    max_buffer_pages: u64,
+    squeeze_ms: u64,
+    indirect: u64,
+}
+
+fn xen() -> impl Strategy<Value = Option<GenXen>> {
+    prop::option::weighted(
+        0.3,
+        // Few I/Os: every one is several events, each checked.
+        (
+            1u64..=2,
+            prop::sample::select(vec!["ramdisk", "network", "ssd"]),
+            any::<bool>(),
+            prop::sample::select(vec!["sequential", "random", "fresh_grefs"]),
+            1u64..=8,
+            1u64..=200,
+            prop::sample::select(vec![0u64, 16, 1024]),
+            prop::sample::select(vec![0u64, 1, 10, 100]),
+            prop::sample::select(vec![0u64, 32, 256]),
+        )
+            .prop_map(
+                |(vbds, backend, persistent, pattern, iodepth, ios, mbp, squeeze_ms, indirect)| {
+                    GenXen {
+                        vbds,
+                        backend,
+                        persistent,
+                        pattern,
+                        iodepth,
+                        ios,
+                        max_buffer_pages: mbp,
+                        squeeze_ms,
+                        indirect,
+                    }
+                },
+            ),
+    )
 }
 
 /// A guest on the generated host: its RAM, boot set, hinting variant, aged or not, and one
@@ -189,6 +238,7 @@ fn scenario() -> impl Strategy<Value = Gen> {
         5u64..=60,
         prop::collection::vec(work(), 1..=3),
         guest(),
+        xen(),
     )
         .prop_map(
             |(
@@ -198,6 +248,7 @@ fn scenario() -> impl Strategy<Value = Gen> {
                 duration_ms,
                 works,
                 guest,
+                xen,
             )| Gen {
                 seed,
                 ram_mib,
@@ -215,6 +266,8 @@ fn scenario() -> impl Strategy<Value = Gen> {
                 policies,
                 duration_ms,
                 works,
+                // Block devices belong to a domU: a Xen host needs the guest.
+                xen: xen.filter(|_| guest.is_some()),
                 guest,
             },
         )
@@ -264,6 +317,16 @@ impl Gen {
             }
             let _ = writeln!(w);
         }
+        if let (Some(x), Some(g)) = (&self.xen, &self.guest) {
+            let _ = writeln!(
+                w,
+                "[xen]\nram = \"{}MiB\"\n[xen.blkback]\nmax_buffer_pages = {}\n\
+                 buffer_squeeze_duration_ms = {}\nlog_stats = true\n",
+                self.ram_mib + g.ram_mib,
+                x.max_buffer_pages,
+                x.squeeze_ms
+            );
+        }
         if let Some(g) = &self.guest {
             let _ = writeln!(
                 w,
@@ -279,6 +342,22 @@ impl Gen {
                 "[[guest.workload]]\nname = \"program\"\n[guest.workload.anon]\nsize = \"{}MiB\"\n",
                 g.program_mib
             );
+            if let Some(x) = &self.xen {
+                for v in 0..x.vbds {
+                    let _ = writeln!(
+                        w,
+                        "[[guest.vbd]]\nname = \"xvd{v}\"\nbackend = \"{}\"\npersistent = {}\n\
+                         max_indirect_segments = {}\n",
+                        x.backend, x.persistent, x.indirect
+                    );
+                    let _ = writeln!(
+                        w,
+                        "[[guest.workload]]\nname = \"io{v}\"\n[guest.workload.blkio]\nvbd = \"xvd{v}\"\n\
+                         pattern = \"{}\"\niodepth = {}\ncount = {}\nrepeat = 2\n",
+                        x.pattern, x.iodepth, x.ios
+                    );
+                }
+            }
         }
         for (i, work) in self.works.iter().enumerate() {
             let _ = writeln!(w, "[[workload]]\nname = \"w{i}\"");
