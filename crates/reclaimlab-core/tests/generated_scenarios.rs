@@ -8,7 +8,7 @@
 //! `reclaimlab run --check-invariants every`.
 //!
 //! `RECLAIMLAB_GENERATED_CASES` sets the number of cases (default 500, what CI runs; the long
-//! run in BENCHMARKS.md used 10,000). Guests are not generated yet.
+//! run in BENCHMARKS.md used 10,000). Half the cases add a guest with its own hinting variant.
 //!
 //! Former failures: the minimal scenarios of invariant violations the generator found are
 //! kept in `tests/generated-failures/`, and `former_failures_keep_every_invariant` runs each
