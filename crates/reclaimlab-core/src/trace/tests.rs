@@ -214,6 +214,19 @@ fn csv_errors_name_record_and_line() {
             "{e}"
         );
     }
+    // A field of binary junk is quoted as one printable line: control characters, quotes and
+    // backslashes escaped (fuzzing, trace_csv: a NUL, DEL and " kind: " in the time field).
+    let p = d.write(
+        "bin.csv",
+        b"0\x932\x80\x00\x00     kind:   \x7f\x00 \"a\\b\t,2,3,anon_read\n",
+    );
+    let e = read_all(&p, TraceFormat::Csv, Compression::None).unwrap_err();
+    assert_eq!(
+        e.message,
+        "time_ns must be a non-negative integer (nanoseconds), found \"0\u{fffd}2\u{fffd}\\u{0}\\u{0}     \
+         kind:   \\u{7f}\\u{0} \\\"a\\\\b\""
+    );
+    assert!(!e.to_string().chars().any(char::is_control), "{e}");
     let p = d.write("h.csv", b"time,obj,off,kind\n1,2,3,anon_read\n");
     let e = read_all(&p, TraceFormat::Csv, Compression::None).unwrap_err();
     assert!(e.message.contains("neither a record nor the header"), "{e}");
