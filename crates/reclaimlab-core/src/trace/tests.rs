@@ -290,6 +290,26 @@ fn damaged_zstd_is_an_error_never_a_panic() {
         let p = d.write("flip.oracleGeneral.zst", &bad);
         let _ = read_all(&p, TraceFormat::Oracle, Compression::Zstd);
     }
+    // A frame header that asks for a 2 GiB window (window descriptor 0xa8: 2^31) is refused
+    // before the decoder reserves it; 128 MiB (0x88: 2^27) is the most it takes. Each frame
+    // holds one empty raw block.
+    let frame = |window_descriptor: u8| {
+        let mut f = vec![0x28, 0xb5, 0x2f, 0xfd, 0x00, window_descriptor];
+        f.extend_from_slice(&[0x01, 0x00, 0x00]);
+        f
+    };
+    let p = d.write("huge-window.oracleGeneral.zst", &frame(0xa8));
+    let e = read_all(&p, TraceFormat::Oracle, Compression::Zstd).unwrap_err();
+    assert!(
+        e.message
+            .contains("needs a 2048 MiB window, more than the 128 MiB")
+            && e.message.contains("recompress the trace without --long"),
+        "{e}"
+    );
+    let p = d.write("big-window.oracleGeneral.zst", &frame(0x88));
+    assert!(read_all(&p, TraceFormat::Oracle, Compression::Zstd)
+        .unwrap()
+        .is_empty());
     // Not zstd at all.
     let p = d.write("plain.oracleGeneral.zst", &raw);
     let e = read_all(&p, TraceFormat::Oracle, Compression::Zstd).unwrap_err();
