@@ -30,6 +30,7 @@ import os
 import re
 import secrets
 import shutil
+import socket
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -284,6 +285,36 @@ def sweep_leftovers(target: str | os.PathLike) -> list[Path]:
     return gone
 
 
+def take_flock(lock: Path, what: str, busy: Callable[[str], Exception]) -> int:
+    """Take the exclusive ``flock`` on the file ``lock`` (created if needed) without waiting,
+    and write who holds it there: ``what``, the pid and the host. Returns the descriptor, which
+    holds the lock until it is closed (the kernel closes it when the process dies, however it
+    dies, so no lock outlives its holder). If another process holds it, raises
+    ``busy(holder)``, ``holder`` being what that process wrote (the output lock and the store
+    lock both report "X is being written by HOLDER" this way).
+
+    A holder may remove the lock file as it lets go: a lock taken on a file no longer under that
+    name guards nothing, so the file now there is taken instead."""
+    while True:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip() or "another process"
+            os.close(fd)
+            raise busy(holder) from None
+        try:
+            same = os.path.samestat(os.fstat(fd), os.stat(lock))
+        except FileNotFoundError:
+            same = False
+        if same:
+            break
+        os.close(fd)
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"{what} (pid {os.getpid()} on {socket.gethostname()})\n".encode(), 0)
+    return fd
+
+
 def glob_escape(text: str) -> str:
     """``text`` with glob metacharacters escaped."""
     return re.sub(r"([*?\[])", r"[\1]", text)
@@ -308,29 +339,15 @@ def output_lock(target: str | os.PathLike, what: str = "reclaimlab") -> Iterator
     made = [p for p in [target.parent, *target.parent.parents] if not p.exists()]
     target.parent.mkdir(parents=True, exist_ok=True)
     lock = _lock_path(target)
-    while True:
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip() or "another process"
-            os.close(fd)
-            raise OutputLocked(
-                f"{target} is being written by {holder}; wait for it to finish, or give this "
-                "run another --out"
-            ) from None
-        # The holder before us removes the file as it lets go: a lock on a file no longer
-        # under that name guards nothing, so take the new one.
-        try:
-            same = os.path.samestat(os.fstat(fd), os.stat(lock))
-        except FileNotFoundError:
-            same = False
-        if same:
-            break
-        os.close(fd)
+    fd = take_flock(
+        lock,
+        what,
+        lambda holder: OutputLocked(
+            f"{target} is being written by {holder}; wait for it to finish, or give this "
+            "run another --out"
+        ),
+    )
     try:
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{what} (pid {os.getpid()})\n".encode(), 0)
         _held[key] = [fd, 1]
         sweep_leftovers(target)
         yield target

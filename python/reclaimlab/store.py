@@ -28,7 +28,6 @@ This module sits just above :mod:`reclaimlab.results` and does not run anything:
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import shutil
@@ -46,6 +45,7 @@ from .results import (
     replaceable,
     fresh_summary,
     run_key,
+    take_flock,
     write_bytes_atomic,
     write_result_files,
 )
@@ -170,20 +170,15 @@ class Store:
         """Hold the store's write lock for the block (StoreLocked if another process has it),
         after removing what killed writers left behind."""
         self.root.mkdir(parents=True, exist_ok=True)
-        lock = self.root / "lock"
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666)
+        fd = take_flock(
+            self.root / "lock",
+            what,
+            lambda holder: StoreLocked(
+                f"{self.root} is being written by {holder}; wait for it to finish, or give "
+                "this one another --out (or --store)"
+            ),
+        )
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip() or "another process"
-            os.close(fd)
-            raise StoreLocked(
-                f"{self.root} is being written by {holder}; wait for it to finish, or give this "
-                "one another --out (or --store)"
-            ) from None
-        try:
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, f"{what} (pid {os.getpid()} on {socket.gethostname()})\n".encode(), 0)
             self._lock_fd = fd
             self._sweep_leftovers()
             yield self

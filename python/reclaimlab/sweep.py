@@ -14,7 +14,7 @@ A sweep file (TOML)::
 Axis keys are dotted scenario keys; inside ``[[workload]]`` the second part is the workload's
 index or name (``"workload.db.anon.size"``). :func:`plan` checks every key and value against
 the scenario schema (through the engine's own parser) before anything runs, and turns a bad
-one into a :class:`SweepError` naming the sweep file's line. The runs are the cartesian product
+one into a :class:`SweepError` naming the sweep file's line and column. The runs are the cartesian product
 of the axes, plus the included points, times the seeds; each has its store key, so
 :func:`execute` runs only what the store lacks, in a local process pool or as Ray tasks, and
 writes each finished run to the store as it arrives. The driver process alone writes the store
@@ -57,7 +57,7 @@ _RESERVED = ("seed", "status", "key", "wall_time_s", "sim_time_s", "cpu_time_s",
 
 
 class SweepError(Exception):
-    """A bad sweep file: the message names the file, the line and the fix."""
+    """A bad sweep file: the message names the file, the line and column, and the fix."""
 
 
 # ---- the sweep file ---------------------------------------------------------------------------
@@ -99,17 +99,29 @@ class Job:
         return f"{pts}{', ' if pts else ''}seed {self.seed}"
 
 
-def _line_of(text: str, needle_re: str, start: int = 0, stop: int | None = None) -> int | None:
-    """1-based number of the first line in [start, stop) matching ``needle_re``."""
+#: A place in the sweep file: 1-based line and column.
+Pos = tuple[int, int]
+
+
+def _pos_of(text: str, needle_re: str, start: int = 0, stop: int | None = None) -> Pos | None:
+    """Line and column (1-based) of the first match of ``needle_re`` in lines [start, stop);
+    the column is where its first group starts, or the match if it has none."""
     lines = text.splitlines()
     for i in range(start, len(lines) if stop is None else min(stop, len(lines))):
-        if re.search(needle_re, lines[i]):
-            return i + 1
+        m = re.search(needle_re, lines[i])
+        if m:
+            return i + 1, (m.start(1) if m.re.groups else m.start()) + 1
     return None
 
 
+def _line_of(text: str, needle_re: str, start: int = 0, stop: int | None = None) -> int | None:
+    """1-based number of the first line in [start, stop) matching ``needle_re``."""
+    pos = _pos_of(text, needle_re, start, stop)
+    return pos[0] if pos else None
+
+
 def _key_re(key: str) -> str:
-    return r"^\s*(?:" + re.escape(f'"{key}"') + "|" + re.escape(f"'{key}'") + "|" + re.escape(key) + r")\s*="
+    return r"^\s*(" + re.escape(f'"{key}"') + "|" + re.escape(f"'{key}'") + "|" + re.escape(key) + r")\s*="
 
 
 def _value_re(value: Any) -> str:
@@ -121,7 +133,8 @@ def _value_re(value: Any) -> str:
 
 
 class _Where:
-    """Line numbers of the sweep file's parts, for error messages (tomllib keeps none)."""
+    """Places (line and column) of the sweep file's keys and values, for error messages
+    (tomllib keeps none)."""
 
     def __init__(self, path: Path, text: str):
         self.path, self.text = path, text
@@ -136,26 +149,41 @@ class _Where:
         end = _line_of(self.text, r"^\s*\[", start) or self.nlines + 1
         return start, end - 1
 
-    def key(self, key: str, include: int | None = None) -> int | None:
+    def key(self, key: str, include: int | None = None) -> Pos | None:
         start = self.axes if include is None else self.includes[include]
         lo, hi = self._section(start)
-        return _line_of(self.text, _key_re(key), lo, hi)
+        return _pos_of(self.text, _key_re(key), lo, hi)
 
-    def value(self, key: str, value: Any, include: int | None = None) -> int | None:
-        at = self.key(key, include)
-        if at is None:
-            return None
-        # The value is on the key's line or on a following one (a multi-line array).
-        nxt = _line_of(self.text, r"^\s*(\[|[\"'\w.-]+\s*=)", at) or self.nlines + 1
-        return _line_of(self.text, _value_re(value), at - 1, nxt - 1) or at
+    def value(self, key: str, value: Any, include: int | None = None) -> Pos | None:
+        """Where ``value`` of axis (or ``[[include]]`` table) key ``key`` is; the key's place
+        if it cannot be found."""
+        return self._value_after(self.key(key, include), value)
 
-    def top(self, key: str) -> int | None:
+    def top(self, key: str) -> Pos | None:
         lo = 0
         hi = min([x for x in [self.axes, *self.includes] if x] or [self.nlines + 1]) - 1
-        return _line_of(self.text, _key_re(key), lo, hi)
+        return _pos_of(self.text, _key_re(key), lo, hi)
 
-    def error(self, line: int | None, message: str) -> SweepError:
-        return SweepError(f"{self.path}:{line or 1}: error: {message}")
+    def top_value(self, key: str, value: Any) -> Pos | None:
+        """Where the value of top-level key ``key`` is (the key's place if not found)."""
+        return self._value_after(self.top(key), value)
+
+    def _value_after(self, at: Pos | None, value: Any) -> Pos | None:
+        if at is None:
+            return None
+        line = self.text.splitlines()[at[0] - 1]
+        # On the key's line, after its `=` (a value can look like the key).
+        eq = line.index("=", at[1] - 1) + 1
+        m = re.search(_value_re(value), line[eq:])
+        if m:
+            return at[0], eq + m.start() + 1
+        # Or on a following line, before the next key or table (a multi-line array).
+        nxt = _line_of(self.text, r"^\s*(\[|[\"'\w.-]+\s*=)", at[0]) or self.nlines + 1
+        return _pos_of(self.text, _value_re(value), at[0], nxt - 1) or at
+
+    def error(self, pos: Pos | None, message: str) -> SweepError:
+        line, col = pos or (1, 1)
+        return SweepError(f"{self.path}:{line}:{col}: error: {message}")
 
 
 def load(path: str | os.PathLike) -> Sweep:
@@ -170,9 +198,10 @@ def load(path: str | os.PathLike) -> Sweep:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
-        m = re.search(r"line (\d+)", str(e))
+        m = re.search(r"line (\d+), column (\d+)", str(e))
         raise SweepError(
-            f"{path}:{m.group(1) if m else 1}: error: not valid TOML: {e}; check the quotes and "
+            f"{path}:{m.group(1) if m else 1}:{m.group(2) if m else 1}: error: not valid TOML: {e}; "
+            "check the quotes and "
             "brackets there (keys with dots are quoted: \"host.ram\" = [...])"
         ) from None
     where = _Where(path, text)
@@ -186,7 +215,8 @@ def load(path: str | os.PathLike) -> Sweep:
                           'needs scenario = "PATH" (the base scenario file, relative to this file)')
     scenario = path.parent / data["scenario"]
     if not scenario.is_file():
-        raise where.error(where.top("scenario"), f"scenario {data['scenario']!r}: no such file "
+        raise where.error(where.top_value("scenario", data["scenario"]),
+                          f"scenario {data['scenario']!r}: no such file "
                           f"({scenario}; a relative path is resolved against the sweep file's directory)")
     seeds_raw = data.get("seeds", 1)
     if isinstance(seeds_raw, int) and not isinstance(seeds_raw, bool) and seeds_raw >= 1:
@@ -195,7 +225,7 @@ def load(path: str | os.PathLike) -> Sweep:
           and all(isinstance(s, int) and not isinstance(s, bool) and 0 <= s < 2**64 for s in seeds_raw)):
         seeds = list(dict.fromkeys(seeds_raw))
     else:
-        raise where.error(where.top("seeds"), "seeds must be a count (seeds = 3: seeds 1..3) or a "
+        raise where.error(where.top_value("seeds", seeds_raw), "seeds must be a count (seeds = 3: seeds 1..3) or a "
                           "non-empty list of seeds (seeds = [1, 5, 9])")
     axes = data.get("axes", {})
     if not isinstance(axes, dict):
@@ -284,6 +314,16 @@ def _scenario_text(base: dict[str, Any], point: Mapping[str, Any], base_dir: Pat
     return tomli_w.dumps(data)
 
 
+def _key_at_fault(e: Exception, text: str) -> bool:
+    """Whether the engine's error about the generated scenario ``text`` points at a key or a
+    table (its column is the first of the line's text), rather than at a value."""
+    m = re.match(r"^[^\n]*?:(\d+):(\d+): error: ", str(e).strip())
+    if not m:
+        return False
+    lines, line, col = text.splitlines(), int(m.group(1)), int(m.group(2))
+    return 0 < line <= len(lines) and lines[line - 1][: col - 1].strip() == ""
+
+
 def _engine_message(e: Exception) -> str:
     """The engine's message without its location in generated text, on one line."""
     msg = re.sub(r"^[^\n]*?:\d+:\d+: error: ", "", str(e).strip())
@@ -309,7 +349,7 @@ def points(sweep: Sweep) -> list[tuple[dict[str, Any], int | None]]:
 
 def plan(sweep: Sweep) -> list[Job]:
     """Every run of the sweep, each checked by the engine's parser and given its store key.
-    Raises SweepError naming the sweep file's line of the first bad key or value."""
+    Raises SweepError naming the sweep file's line and column of the first bad key or value."""
     where = _Where(sweep.path, sweep.text)
     # The base scenario first, as it stands: its own errors name its own file and line
     # (ScenarioError, which the command line prints as is).
@@ -318,22 +358,26 @@ def plan(sweep: Sweep) -> list[Job]:
     base_dir = sweep.scenario.parent
     name = str(sweep.scenario)
 
-    def check(point: Mapping[str, Any], line: Callable[[], int | None], what: str) -> str:
+    def check(point: Mapping[str, Any], at: Callable[[bool], Pos | None], what: str) -> str:
+        """The resolved scenario of ``point``; a SweepError at ``at(True)`` (the key's place)
+        if the key is at fault, else at ``at(False)`` (the value's)."""
+        text = ""
         try:
             text = _scenario_text(base, point, base_dir)
             return api.resolved_scenario(api.Source(text=text, name=name))
         except KeyError as e:
-            raise where.error(line(), f"{what}: {e.args[0]}") from None
+            raise where.error(at(True), f"{what}: {e.args[0]}") from None
         except api.ScenarioError as e:
-            raise where.error(line(), f"{what}: {_engine_message(e)}") from None
+            raise where.error(at(_key_at_fault(e, text)), f"{what}: {_engine_message(e)}") from None
 
-    # Each key and value alone first, so that the error names the line of the culprit.
+    # Each key and value alone first, so that the error names the place of the culprit.
     for k, vs in sweep.axes.items():
         for v in vs:
-            check({k: v}, lambda k=k, v=v: where.value(k, v), f"axis {json.dumps(k)} = {json.dumps(v)}")
+            check({k: v}, lambda key, k=k, v=v: where.key(k) if key else where.value(k, v),
+                  f"axis {json.dumps(k)} = {json.dumps(v)}")
     for i, p in enumerate(sweep.include):
         for k, v in p.items():
-            check({k: v}, lambda k=k, v=v, i=i: where.value(k, v, i),
+            check({k: v}, lambda key, k=k, v=v, i=i: where.key(k, i) if key else where.value(k, v, i),
                   f"[[include]] {json.dumps(k)} = {json.dumps(v)}")
     jobs: list[Job] = []
     for point, inc in points(sweep):
@@ -341,7 +385,7 @@ def plan(sweep: Sweep) -> list[Job]:
         first = next(iter(point), None)
         resolved = check(
             point,
-            lambda first=first, inc=inc: (where.key(first, inc) if first else where.top("scenario")),
+            lambda _key, first=first, inc=inc: (where.key(first, inc) if first else where.top("scenario")),
             f"the point {desc}",
         )
         text = _scenario_text(base, point, base_dir)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import textwrap
@@ -213,7 +214,8 @@ def test_a_second_writer_gets_a_clear_error(tiny_scenario, tmp_path):
         p = run_cli("run", str(tiny_scenario), "--out", str(out))
         assert p.returncode == 1
         assert p.stderr.strip() == (
-            f"error: {out} is being written by the test holder (pid {holder.pid}); wait for it "
+            f"error: {out} is being written by the test holder (pid {holder.pid} on "
+            f"{socket.gethostname()}); wait for it "
             "to finish, or give this run another --out"
         )
         assert not out.exists()

@@ -69,31 +69,33 @@ def test_shipped_sweep_files_are_valid():
 
 
 @pytest.mark.parametrize(
-    "text, line, words",
+    "text, line, col, words",
     [
-        (SWEEP_2x2x3.replace('"workload.hog.anon.size"', '"host.rams"'), 6,
+        # A key the scenario does not have: the key's place.
+        (SWEEP_2x2x3.replace('"workload.hog.anon.size"', '"host.rams"'), 6, 1,
          ["unknown key `rams`", "did you mean `ram`"]),
-        (SWEEP_2x2x3.replace('["320MiB", "352MiB"]', '[\n  "320MiB",\n  "3XiB",\n]'), 8,
+        # A bad value: the value's place, also on a following line of a multi-line array.
+        (SWEEP_2x2x3.replace('["320MiB", "352MiB"]', '[\n  "320MiB",\n  "3XiB",\n]'), 8, 3,
          ['unknown size unit "XiB"']),
-        (SWEEP_2x2x3.replace('"v6.1"]', '"v9"]'), 5, ['unknown kswapd_balance policy "v9"', "v6.1"]),
-        (SWEEP_2x2x3.replace("workload.hog", "workload.nope"), 6, ["no element named 'nope'", "hog"]),
-        (SWEEP_2x2x3.replace("seeds = 3", "seed = 3"), 2, ["unknown key `seed`", "seeds"]),
-        (SWEEP_2x2x3.replace("seeds = 3", "seeds = 0"), 2, ["seeds must be a count"]),
-        (SWEEP_2x2x3.replace('"tiny.toml"', '"nope.toml"'), 1, ["no such file"]),
-        (SWEEP_2x2x3 + '[[include]]\n"sim.duration" = "-1s"\n', 8, ["durations cannot be negative"]),
-        (SWEEP_2x2x3.replace("[axes]", "[axes"), 4, ["not valid TOML"]),
-        (SWEEP_2x2x3.replace("workload.hog.anon.size", "host.ram.x"), 6,
+        (SWEEP_2x2x3.replace('"v6.1"]', '"v9"]'), 5, 39, ['unknown kswapd_balance policy "v9"', "v6.1"]),
+        (SWEEP_2x2x3.replace("workload.hog", "workload.nope"), 6, 1, ["no element named 'nope'", "hog"]),
+        (SWEEP_2x2x3.replace("seeds = 3", "seed = 3"), 2, 1, ["unknown key `seed`", "seeds"]),
+        (SWEEP_2x2x3.replace("seeds = 3", "seeds = 0"), 2, 9, ["seeds must be a count"]),
+        (SWEEP_2x2x3.replace('"tiny.toml"', '"nope.toml"'), 1, 12, ["no such file"]),
+        (SWEEP_2x2x3 + '[[include]]\n"sim.duration" = "-1s"\n', 8, 18, ["durations cannot be negative"]),
+        (SWEEP_2x2x3.replace("[axes]", "[axes"), 4, 6, ["not valid TOML"]),
+        (SWEEP_2x2x3.replace("workload.hog.anon.size", "host.ram.x"), 6, 1,
          ["'host.ram' is a value, not a table"]),
     ],
 )
-def test_bad_sweep_file_is_one_line_naming_the_line(tmp_path, text, line, words):
+def test_bad_sweep_file_is_one_line_naming_the_place(tmp_path, text, line, col, words):
     path = make(tmp_path, text)
     r = run_cli("sweep", str(path), "--out", str(tmp_path / "out"))
     assert r.returncode == 2, r.stderr
     err = r.stderr.strip()
     assert "Traceback" not in err
     assert len(err.splitlines()) == 1, err
-    assert err.startswith(f"{path}:{line}: error: "), err
+    assert err.startswith(f"{path}:{line}:{col}: error: "), err
     for w in words:
         assert w in err, err
     assert not (tmp_path / "out" / ".store" / "runs").exists()  # nothing ran

@@ -8,14 +8,11 @@
 //! `reclaimlab run --check-invariants every`.
 //!
 //! `RECLAIMLAB_GENERATED_CASES` sets the number of cases (default 500, what CI runs; the long
-//! run in BENCHMARKS.md used 10,000). Guests are not generated yet.
+//! run in BENCHMARKS.md used 10,000). Half the cases add a guest with its own hinting variant.
 //!
-//! Known engine bugs: the first runs found three invariant violations in the page allocator's
-//! free lists that reproduce on main (minimal scenarios in `tests/generated-failures/`). Until
-//! they are fixed, a case that fails with exactly one of those messages is counted and
-//! reported, not failed; any other failure fails the test. `known_bugs_still_reproduce` fails
-//! as soon as one is fixed, so the list cannot outlive its bugs.
-//! `RECLAIMLAB_GENERATED_STRICT=1` fails on the known ones too.
+//! Former failures: the minimal scenarios of invariant violations the generator found are
+//! kept in `tests/generated-failures/`, and `former_failures_keep_every_invariant` runs each
+//! of them as a regression test.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -424,34 +421,6 @@ fn failure_file() -> PathBuf {
 /// Scenarios run (shrinking steps included), for the long run's figures.
 static RUN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
-/// Invariant violations of known, reported engine bugs: (what the checker says, the minimal
-/// scenario in tests/generated-failures/ that shows it).
-const KNOWN_BUGS: &[(&str, &str)] = &[
-    (
-        "has a state, flags or links",
-        "free-frame-inside-block.toml",
-    ),
-    (
-        "is not a free head of that order and type, or has flags",
-        "block-on-free-list-not-free-head.toml",
-    ),
-    (
-        "on the type-1 per-CPU list is not a free page of that type",
-        "page-on-pcp-list-not-free.toml",
-    ),
-];
-
-/// Cases that hit each known bug.
-static KNOWN_HITS: [std::sync::atomic::AtomicU64; 3] = [
-    std::sync::atomic::AtomicU64::new(0),
-    std::sync::atomic::AtomicU64::new(0),
-    std::sync::atomic::AtomicU64::new(0),
-];
-
-fn strict() -> bool {
-    std::env::var_os("RECLAIMLAB_GENERATED_STRICT").is_some_and(|v| v == "1")
-}
-
 /// Parse and run a scenario text with invariants after every event.
 fn run_checked(text: &str) -> Result<(), String> {
     let scn = parse_str(text, "generated.toml").map_err(|e| format!("does not parse: {e}"))?;
@@ -469,17 +438,7 @@ fn check(g: &Gen) -> Result<(), TestCaseError> {
     let outcome = std::panic::catch_unwind(|| run_checked(&text));
     let why = match outcome {
         Ok(Ok(())) => return Ok(()),
-        Ok(Err(why)) => {
-            if let Some(i) = KNOWN_BUGS.iter().position(|(m, _)| {
-                why.starts_with("run failed: invariant violated") && why.contains(m)
-            }) {
-                if !strict() {
-                    KNOWN_HITS[i].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    return Ok(());
-                }
-            }
-            why
-        }
+        Ok(Err(why)) => why,
         Err(p) => {
             let msg = p
                 .downcast_ref::<String>()
@@ -524,36 +483,46 @@ fn generated_scenarios_keep_every_invariant() {
     let mut runner = TestRunner::new_with_rng(config, rng);
     let started = std::time::Instant::now();
     let result = runner.run(&scenario(), |g| check(&g));
-    let hits: Vec<u64> = KNOWN_HITS
-        .iter()
-        .map(|h| h.load(std::sync::atomic::Ordering::Relaxed))
-        .collect();
     eprintln!(
-        "generated scenarios: {} scenarios run of {cases} asked, in {:.1} s (seed {seed}); \
-         known engine bugs hit: {hits:?} ({})",
+        "generated scenarios: {} scenarios run of {cases} asked, in {:.1} s (seed {seed}); {}",
         RUN.load(std::sync::atomic::Ordering::Relaxed),
         started.elapsed().as_secs_f64(),
-        KNOWN_BUGS
-            .iter()
-            .map(|(_, f)| *f)
-            .collect::<Vec<_>>()
-            .join(", ")
+        if result.is_ok() {
+            "no failure"
+        } else {
+            "FAILED"
+        }
     );
     if let Err(e) = result {
         panic!("{e}");
     }
 }
 
+/// The minimal scenarios of the violations the generator found (`tests/generated-failures/`;
+/// each failed with an invariant violation before its fix) now keep every invariant.
 #[test]
-fn known_bugs_still_reproduce() {
+fn former_failures_keep_every_invariant() {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/generated-failures");
-    for (message, file) in KNOWN_BUGS {
-        let text = std::fs::read_to_string(dir.join(file)).unwrap();
-        match run_checked(&text) {
-            Err(why) => assert!(why.contains(message), "{file}: now fails otherwise: {why}"),
-            Ok(()) => panic!(
-                "{file} passes: the bug is fixed; remove it from KNOWN_BUGS and delete the file"
-            ),
-        }
-    }
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    files.sort();
+    assert!(
+        files.len() >= 3,
+        "{} holds {} scenarios",
+        dir.display(),
+        files.len()
+    );
+    let failed: Vec<String> = files
+        .iter()
+        .filter_map(|f| {
+            let text = std::fs::read_to_string(f).unwrap();
+            run_checked(&text)
+                .err()
+                .map(|why| format!("{}: {why}", f.display()))
+        })
+        .collect();
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
 }

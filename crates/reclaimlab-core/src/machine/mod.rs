@@ -219,6 +219,9 @@ pub struct Machine {
     pub oom_panic: Option<String>,
     /// Scratch list for isolated pages (kept to avoid allocating per reclaim pass).
     pub scratch: Vec<u32>,
+    /// The pages of a read miss's readahead window, allocated before any is inserted
+    /// (`filemap::file_access`; kept to avoid allocating per miss).
+    pub ra_window: Vec<u32>,
     /// Per-zone compaction state.
     pub compact: [CompactState; MAX_NR_ZONES],
     /// Set by kswapd before its nap (`wakeup_kcompactd`): (order, highest_zoneidx).
@@ -386,6 +389,7 @@ impl Machine {
             oom_kills: Vec::new(),
             oom_panic: None,
             scratch: Vec::with_capacity(64),
+            ra_window: Vec::new(),
             compact: [CompactState::default(); MAX_NR_ZONES],
             kcompactd_wake: None,
             wmark_builtin,

@@ -32,6 +32,25 @@ impl Checker {
         }
     }
 
+    /// What a frame holds, for a violation's message: its state word, flags and links.
+    fn describe(node: &Machine, p: u32) -> String {
+        let fr = &node.frames;
+        let link = |x: u32| {
+            if x == NIL {
+                "-".to_string()
+            } else {
+                x.to_string()
+            }
+        };
+        format!(
+            "state {:?}, flags {:#x}, links {}/{}",
+            fr.state(p),
+            fr.flags(p),
+            link(fr.prev(p)),
+            link(fr.next(p))
+        )
+    }
+
     pub fn check(&mut self, node: &Machine) -> Result<(), String> {
         self.seen.iter_mut().for_each(|s| *s = 0);
         let fr = &node.frames;
@@ -81,7 +100,7 @@ impl Checker {
                         if fr.state(head) != (FrameState::Buddy { order: o, mt })
                             || fr.page_flags(head) != 0
                         {
-                            return Err(format!("zone {z}: block {head} on order-{o} type-{mt} list is not a free head of that order and type, or has flags"));
+                            return Err(format!("zone {z}: block {head} on order-{o} type-{mt} list is not a free head of that order and type, or has flags ({})", Self::describe(node, head)));
                         }
                         if head % (1 << o) != 0 || head < fa.start || head + (1 << o) > fa.end {
                             return Err(format!(
@@ -99,7 +118,8 @@ impl Checker {
                                     || (fr.prev(p), fr.next(p)) != (NIL, NIL))
                             {
                                 return Err(format!(
-                                    "free frame {p} inside block {head} has a state, flags or links"
+                                    "free frame {p} inside block {head} has a state, flags or links ({})",
+                                    Self::describe(node, p)
                                 ));
                             }
                         }
@@ -134,7 +154,7 @@ impl Checker {
                             || fr.page_flags(p) != 0
                             || (fr.prev(p), fr.next(p)) != (NIL, NIL)
                         {
-                            return Err(format!("zone {z} cpu {cpu}: page {p} on the type-{mt} per-CPU list is not a free page of that type, or has flags or links"));
+                            return Err(format!("zone {z} cpu {cpu}: page {p} on the type-{mt} per-CPU list is not a free page of that type, or has flags or links ({})", Self::describe(node, p)));
                         }
                         if self.seen[p as usize] != 0 {
                             return Err(format!("frame {p} is in two places (per-CPU list)"));

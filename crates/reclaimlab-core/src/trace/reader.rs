@@ -419,11 +419,20 @@ fn trim(s: &[u8]) -> &[u8] {
     &s[a..b.max(a)]
 }
 
-/// Up to 40 characters of `s`, for messages.
+/// Up to 40 characters of `s`, for messages, with control characters, quotes and backslashes
+/// escaped (`\u{0}`, `\t`, `\"`): a field of a binary file quoted in a message stays one
+/// printable line, and the quotes around it say where it ends.
 fn show(s: &[u8]) -> String {
     let text = String::from_utf8_lossy(s);
-    let mut out: String = text.chars().take(40).collect();
-    if out.len() < text.len() {
+    let mut out = String::new();
+    for c in text.chars().take(40) {
+        if c.is_control() || c == '"' || c == '\\' {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    if text.chars().nth(40).is_some() {
         out.push_str("...");
     }
     out

@@ -214,6 +214,19 @@ fn csv_errors_name_record_and_line() {
             "{e}"
         );
     }
+    // A field of binary junk is quoted as one printable line: control characters, quotes and
+    // backslashes escaped (fuzzing, trace_csv: a NUL, DEL and " kind: " in the time field).
+    let p = d.write(
+        "bin.csv",
+        b"0\x932\x80\x00\x00     kind:   \x7f\x00 \"a\\b\t,2,3,anon_read\n",
+    );
+    let e = read_all(&p, TraceFormat::Csv, Compression::None).unwrap_err();
+    assert_eq!(
+        e.message,
+        "time_ns must be a non-negative integer (nanoseconds), found \"0\u{fffd}2\u{fffd}\\u{0}\\u{0}     \
+         kind:   \\u{7f}\\u{0} \\\"a\\\\b\""
+    );
+    assert!(!e.to_string().chars().any(char::is_control), "{e}");
     let p = d.write("h.csv", b"time,obj,off,kind\n1,2,3,anon_read\n");
     let e = read_all(&p, TraceFormat::Csv, Compression::None).unwrap_err();
     assert!(e.message.contains("neither a record nor the header"), "{e}");
@@ -277,6 +290,26 @@ fn damaged_zstd_is_an_error_never_a_panic() {
         let p = d.write("flip.oracleGeneral.zst", &bad);
         let _ = read_all(&p, TraceFormat::Oracle, Compression::Zstd);
     }
+    // A frame header that asks for a 2 GiB window (window descriptor 0xa8: 2^31) is refused
+    // before the decoder reserves it; 128 MiB (0x88: 2^27) is the most it takes. Each frame
+    // holds one empty raw block.
+    let frame = |window_descriptor: u8| {
+        let mut f = vec![0x28, 0xb5, 0x2f, 0xfd, 0x00, window_descriptor];
+        f.extend_from_slice(&[0x01, 0x00, 0x00]);
+        f
+    };
+    let p = d.write("huge-window.oracleGeneral.zst", &frame(0xa8));
+    let e = read_all(&p, TraceFormat::Oracle, Compression::Zstd).unwrap_err();
+    assert!(
+        e.message
+            .contains("needs a 2048 MiB window, more than the 128 MiB")
+            && e.message.contains("recompress the trace without --long"),
+        "{e}"
+    );
+    let p = d.write("big-window.oracleGeneral.zst", &frame(0x88));
+    assert!(read_all(&p, TraceFormat::Oracle, Compression::Zstd)
+        .unwrap()
+        .is_empty());
     // Not zstd at all.
     let p = d.write("plain.oracleGeneral.zst", &raw);
     let e = read_all(&p, TraceFormat::Oracle, Compression::Zstd).unwrap_err();

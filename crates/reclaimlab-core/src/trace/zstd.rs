@@ -7,9 +7,11 @@ use std::io::{self, BufRead, Read};
 use ruzstd::decoding::errors::{FrameDecoderError, ReadFrameHeaderError};
 use ruzstd::decoding::{BlockDecodingStrategy, FrameDecoder};
 
-/// Largest window accepted: 2 GiB (`zstd --long=31`). The decoder allocates the window a frame
-/// asks for, so this bounds memory; traces are the user's own files.
-const MAX_WINDOW: u64 = 1 << 31;
+/// Largest window accepted: 128 MiB, the limit of `zstd -d` itself without `--long`
+/// (`ZSTD_WINDOWLOG_LIMIT_DEFAULT`, 2^27). The decoder reserves the whole window a frame header
+/// asks for before any data, so a larger limit lets a few bytes of header take gigabytes
+/// (fuzzing trace_zstd found a 66-byte input that asked for 2 GiB under the old 2^31 limit).
+const MAX_WINDOW: u64 = 1 << 27;
 
 pub(crate) struct ZstdReader<R: BufRead> {
     src: Counted<R>,
@@ -127,6 +129,16 @@ impl<R: BufRead> ZstdReader<R> {
                             "zstd: the input ends inside a skippable frame ({skipped} of {length} bytes)"
                         )));
                     }
+                }
+                Err(FrameDecoderError::WindowSizeTooBig { requested, max }) => {
+                    return Err(invalid(format!(
+                        "zstd: the frame before byte {} of the file needs a {} MiB window, more \
+                         than the {} MiB this reader (like `zstd -d` without --long) allows; \
+                         recompress the trace without --long (zstd -dc FILE | zstd -o NEW)",
+                        self.src.consumed,
+                        requested.div_ceil(1 << 20),
+                        max >> 20
+                    )))
                 }
                 Err(e) => return Err(decode_error("frame header", self.src.consumed, e)),
             }
