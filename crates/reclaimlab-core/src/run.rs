@@ -235,7 +235,8 @@ impl<'a> Run<'a> {
             world.start(worker, XfsReclaimWorker::period_ns(fs.xfssyncd_centisecs));
         }
 
-        let guests = crate::run_virt::start_guests(&mut world, scn, 0, 1, slots, guest_threads);
+        let guests =
+            crate::run_virt::start_guests(&mut world, scn, seed, 0, 1, slots, guest_threads);
         let vm_rss = (!scn.guests.is_empty()).then(|| {
             let names = scn.guests.iter().map(|g| g.name.clone()).collect();
             let id = world.add_observer(Box::new(VmRss::new(names, scn.sim.sample_interval_ns)));

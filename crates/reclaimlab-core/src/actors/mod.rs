@@ -1,9 +1,11 @@
 //! The actors: each one type in a file of its own, implementing `world::Actor`. Kernel threads
 //! (kswapd, kcompactd, the flusher, the oom_reaper, a guest's hinting worker), device
-//! completion handlers, a VM's lifecycle and the workload threads.
+//! completion handlers, a VM's lifecycle, a guest's background activity and the workload
+//! threads.
 
 pub mod blkdev_io;
 pub mod flusher;
+pub mod guest_background;
 pub mod hinting_worker;
 pub mod kcompactd;
 pub mod kswapd;
