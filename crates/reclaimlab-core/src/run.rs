@@ -237,7 +237,8 @@ impl<'a> Run<'a> {
             world.start(worker, XfsReclaimWorker::period_ns(fs.xfssyncd_centisecs));
         }
 
-        let guests = crate::run_virt::start_guests(&mut world, scn, 0, 1, slots, guest_threads);
+        let guests =
+            crate::run_virt::start_guests(&mut world, scn, seed, 0, 1, slots, guest_threads);
         let xen = crate::run_xen::start_xen(&mut world, scn, 0, 1)?;
         let vm_rss = (!scn.guests.is_empty() && scn.xen.is_none()).then(|| {
             let names = scn.guests.iter().map(|g| g.name.clone()).collect();

@@ -6,6 +6,7 @@ use serde_json::{json, Value};
 
 use crate::actors::blkdev_io::{BlkdevIo, Device};
 use crate::actors::flusher::{Flusher, FLUSHER_PERIOD_NS};
+use crate::actors::guest_background::GuestBackground;
 use crate::actors::hinting_worker::HintingWorker;
 use crate::actors::kcompactd::Kcompactd;
 use crate::actors::kswapd::Kswapd;
@@ -112,6 +113,7 @@ pub(crate) fn build_guests(
 pub(crate) fn start_guests(
     world: &mut World,
     scn: &Scenario,
+    seed: u64,
     host: MachineId,
     first: MachineId,
     slots: Vec<Option<GuestMemory>>,
@@ -166,6 +168,27 @@ pub(crate) fn start_guests(
         world.add_actor_on(id, Box::new(Kcompactd));
         let worker = (world.guest_memory(id).is_some())
             .then(|| world.add_actor_on(id, Box::new(HintingWorker::default())));
+        if g.background_frees > 0 {
+            // Its own task (the guest's kernel and daemons), never an OOM victim.
+            let task = world.machines[id].add_task("background", -1000);
+            let vcpus = g.vcpus.max(1);
+            for cpu in 0..vcpus {
+                let a = world.add_actor_on(
+                    id,
+                    Box::new(GuestBackground::new(
+                        &g.name,
+                        cpu,
+                        vcpus,
+                        g.background_frees,
+                        g.background_lifetime_ns,
+                        g.start_ns,
+                        task,
+                        guest_seed(seed, i),
+                    )),
+                );
+                world.start(a, g.start_ns);
+            }
+        }
         out.push(GuestActors {
             id,
             threads: ids,

@@ -130,3 +130,91 @@ anon = { size = "1200MiB", pattern = "sequential" }
     let other = g.iter().find(|x| x["killed_at_s"].is_null()).unwrap();
     assert!(other["threads"][0]["finished_s"].as_f64().is_some());
 }
+
+/// One aged D2 guest of the seed's shape (mechanisms.md §D.5), whose 4 GB program exits at
+/// about 5 s, idling to 45 s with `background_frees` pages a second of its own activity.
+fn idle_d2_guest(background: u64) -> Value {
+    let scn = parse_str(
+        &format!(
+            r#"
+name = "idle"
+[sim]
+duration = "45s"
+sample_interval = "1s"
+[host]
+ram = "8GiB"
+cpus = 4
+[[guest]]
+name = "vm1"
+ram = "5GB"
+vcpus = 2
+boot_resident = "800MB"
+fragment_stride = 1024
+background_frees = {background}
+policy.hinting = "D2"
+[[guest.workload]]
+name = "p"
+start = "1s"
+anon = {{ size = "4GB", pattern = "sequential" }}
+"#
+        ),
+        "idle.toml",
+    )
+    .unwrap();
+    let out = run(&scn, &RunOptions::default(), &mut |_, _| true).unwrap();
+    let vmstat = file(&out, "guests/vm1/vmstat");
+    let pgfree = vmstat
+        .lines()
+        .find_map(|l| l.strip_prefix("pgfree "))
+        .map(|v| v.parse::<u64>().unwrap())
+        .unwrap();
+    let mut s: Value = serde_json::from_str(&out.summary_json).unwrap();
+    let mut g = s["guests"][0].take();
+    g["pgfree"] = pgfree.into();
+    g
+}
+
+/// A guest is never quite idle: `background_frees` adds that many frees a second on its
+/// vCPUs, and the RFC v8 arrays (D2) report what they still hold after the program's exit only
+/// once enough of them arrive (mechanisms.md §D2: the kthread runs on a full array).
+#[test]
+fn a_guests_background_frees_feed_its_hinting() {
+    let quiet = idle_d2_guest(0);
+    let measured = idle_d2_guest(1);
+    let busy = idle_d2_guest(500);
+    // The program's 4 GB comes back in every case; the background adds its own frees, about
+    // rate x (45 s - the 1 s mean lifetime of what is still held).
+    let program = quiet["pgfree"].as_u64().unwrap();
+    assert!(program >= 4_000_000_000 / 4096, "{program}");
+    let extra = |g: &Value| g["pgfree"].as_u64().unwrap() - program;
+    assert!(
+        (30..=60).contains(&extra(&measured)),
+        "{}",
+        extra(&measured)
+    );
+    assert!(
+        (19_000..=24_000).contains(&extra(&busy)),
+        "{}",
+        extra(&busy)
+    );
+    // At the measured rate the arrays keep their last entries; a busy guest's frees fill them
+    // and the kthread reports the program's memory that was still waiting.
+    let reported = |g: &Value| g["bytes_reported"].as_u64().unwrap();
+    assert_eq!(quiet["reports"], measured["reports"]);
+    assert!(
+        reported(&quiet).abs_diff(reported(&measured)) < 64 << 20,
+        "{} vs {}",
+        reported(&quiet),
+        reported(&measured)
+    );
+    assert!(
+        busy["reports"].as_u64() > quiet["reports"].as_u64(),
+        "{quiet}\n{busy}"
+    );
+    assert!(
+        reported(&busy) > reported(&quiet) + (1 << 30),
+        "{} vs {}",
+        reported(&busy),
+        reported(&quiet)
+    );
+}

@@ -74,6 +74,11 @@ pub struct GuestConfig {
     pub boot_resident_bytes: u64,
     /// `page_reporting.page_reporting_order`: the smallest order the reporting variants report.
     pub page_reporting_order: u32,
+    /// Pages a second the guest's own system allocates and frees besides its workloads,
+    /// shared by its vCPUs.
+    pub background_frees: u64,
+    /// Mean lifetime of such a page (exponential).
+    pub background_lifetime_ns: u64,
     /// Discards are inhibited on the host (device assignment, postcopy): reports are acked
     /// without discarding anything.
     pub discard_inhibited: bool,

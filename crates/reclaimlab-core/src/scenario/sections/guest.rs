@@ -8,7 +8,7 @@ use crate::scenario::show::Writer;
 use crate::scenario::units::format_size;
 use crate::scenario::{
     CostModel, GuestConfig, KvmCost, MachineType, PolicyConfig, Scenario, SwapDevice, Sysctl, Vbd,
-    Workload, GIB, MIB, NS_PER_US,
+    Workload, GIB, MIB, NS_PER_SEC, NS_PER_US,
 };
 
 use super::machine::{COST, SWAP, SYSCTL};
@@ -16,6 +16,11 @@ use super::policy::PolicyTable;
 use super::workload::WORKLOAD;
 
 const LATENCY: Ty = Ty::Duration { min: 0 };
+
+/// `[[guest]] background_frees` when unset: pages a second. Idle guests measured under QEMU
+/// free 0.8 a second, a busybox-only guest and a Debian 12 one with systemd alike
+/// (validation/real/idle-frees.json, idle-frees-systemd.json).
+pub const DEFAULT_BACKGROUND_FREES: u64 = 1;
 
 section! {
     KvmCost => pub static KVM = "kvm",
@@ -106,6 +111,19 @@ section! {
             "page_reporting_order",
             Ty::UInt { min: 0, max: (crate::machine::MAX_ORDER - 1) as u64 },
             "smallest order the reporting variants (D3, D4) report; 6.1's virtio-balloon registers pageblock_order",
+        );
+        background_frees: DEFAULT_BACKGROUND_FREES => Key::new(
+            "background_frees",
+            Ty::UInt { min: 0, max: 100_000_000 },
+            "pages the guest's own system (kernel threads, timers, daemons) allocates and frees \
+             a second, besides its workloads, shared evenly by its vCPUs; the default is the \
+             measured rate of an idle guest (scripts/validate-idle-frees.py); 0: none",
+        );
+        background_lifetime_ns: NS_PER_SEC => Key::new(
+            "background_lifetime",
+            Ty::Duration { min: 1 },
+            "mean time a background page is held before it is freed (exponential lifetimes; \
+             an abstraction, not measured)",
         );
         discard_inhibited: false => Key::new(
             "discard_inhibited",

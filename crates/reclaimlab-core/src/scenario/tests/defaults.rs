@@ -95,6 +95,12 @@ fn defaults_are_the_pinned_values() {
     assert_eq!(s.policy, PolicyConfig::default());
     assert!(s.workloads.is_empty());
     assert!(s.guests.is_empty());
+    // A guest's background activity: the measured idle rate (validation/real/idle-frees*.json).
+    let g = GuestConfig::default();
+    assert_eq!(
+        (g.background_frees, g.background_lifetime_ns),
+        (1, NS_PER_SEC)
+    );
     assert_eq!(
         HighOrderSpec::default(),
         HighOrderSpec {

@@ -430,6 +430,28 @@ fn hinting_belongs_to_a_guest() {
     assert!(e.message.contains("duplicate guest name"), "{}", e.message);
 }
 
+/// A guest's background activity: a rate (0 turns it off) and a positive mean lifetime.
+#[test]
+fn guest_background_activity_parses() {
+    let s = parse_str(
+        "[[guest]]\nname = \"vm1\"\nbackground_frees = 0\n\
+         [[guest]]\nname = \"vm2\"\nbackground_frees = 250\nbackground_lifetime = \"200ms\"\n",
+        "t",
+    )
+    .unwrap();
+    assert_eq!(s.guests[0].background_frees, 0);
+    assert_eq!(s.guests[1].background_frees, 250);
+    assert_eq!(s.guests[1].background_lifetime_ns, 200 * NS_PER_MS);
+    let e = parse_str(
+        "[[guest]]\nname = \"vm1\"\nbackground_lifetime = \"0s\"\n",
+        "t",
+    )
+    .unwrap_err();
+    assert_eq!(e.field, "guest[0].background_lifetime");
+    let e = parse_str("[[guest]]\nname = \"vm1\"\nbackground_frees = -1\n", "t").unwrap_err();
+    assert_eq!(e.field, "guest[0].background_frees");
+}
+
 #[test]
 fn wakeup_latency_samples_are_read_relative_to_the_scenario() {
     let dir = std::env::temp_dir().join(format!("rl-wakeup-{}", std::process::id()));

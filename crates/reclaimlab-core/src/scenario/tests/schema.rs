@@ -53,6 +53,8 @@ fn guest_fields(s: &GuestConfig) -> Vec<(&'static str, String)> {
             shutdown_ns,
             boot_resident_bytes,
             page_reporting_order,
+            background_frees,
+            background_lifetime_ns,
             discard_inhibited,
             sysctl,
             swap,
