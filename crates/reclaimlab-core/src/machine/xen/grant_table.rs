@@ -1,9 +1,7 @@
 //! The grant side of dom0 (`drivers/xen/grant-table.c`) and what its hypercalls cost in Xen
-//! (mechanisms.md §B.2, §C.3, §C.6).
+//! (mechanisms.md §C.3, §C.6). (Each ring's page cache, `gnttab_page_cache`, is the ring's
+//! `pool` in `blkback.rs`, beside the path that uses it.)
 //!
-//! - A ring's page cache (`gnttab_page_cache`): free pages to map guests' grants into. It
-//!   grows one page at a time in the I/O path and is shrunk to a target in batches of
-//!   [`NUM_BATCH_FREE_PAGES`].
 //! - Map and unmap hypercalls: a map batch holds at most 11 operations; Xen flushes the TLBs
 //!   of dom0's dirty CPU mask once per [`GNTTAB_UNMAP_BATCH_SIZE`] unmaps, under one global
 //!   flush lock, and every other dom0 CPU takes an IPI.

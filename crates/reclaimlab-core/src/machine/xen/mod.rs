@@ -7,11 +7,12 @@
 //! from dom0's reclaim reads it, and in balloon mode every pool page is a dom0 frame. What
 //! blkback does per ring is split by kernel source:
 //!
-//! - `blkback.rs`: devices, rings, the request path (map, submit, complete) and the
-//!   housekeeping of the ring kthread (`xen_blkif_schedule`).
+//! - `blkback.rs`: devices, rings, each ring's page cache (`gnttab_page_cache`: grown a page
+//!   at a time in the I/O path, shrunk in batches of 10), the request path (map, submit,
+//!   complete) and the housekeeping of the ring kthread (`xen_blkif_schedule`).
 //! - `persistent_gnt.rs`: the per-ring tree of persistent grants and its purge.
-//! - `grant_table.rs`: the page cache of each ring (get, put, shrink in batches of 10) and the
-//!   hypercalls' costs and counts (map batches, unmap batches with their TLB flush).
+//! - `grant_table.rs`: the hypercalls' costs and counts (map batches, unmap batches with their
+//!   TLB flush) and Xen's flush lock.
 //! - `balloon.rs`, `unpopulated_alloc.rs`: the two backings of a pool page.
 //! - `xenbus_probe_backend.rs`: the pressure detector of B2 and B3, a shrinker that never scans.
 //!
