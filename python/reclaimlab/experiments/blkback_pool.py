@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +33,7 @@ from .. import api
 from ..results import load_run
 from ..store import Store
 from ..tables import markdown_table
-from .checks import Check, close_situation, finish
+from .checks import Check, Situation, close_situation, finish, open_situation
 
 NAME = "blkback-pool"
 TITLE = "Xen blkback page pools under dom0 memory pressure (seed 000)"
@@ -55,12 +54,6 @@ NETWORK_BANDWIDTH = "37MiB/s"
 #: bounds it near the thread's 419 MB/s.
 RAMDISK_THINK = "9us"
 
-
-@dataclass
-class Situation:
-    key: str
-    title: str
-    policies: list[str]
 
 
 SITUATIONS = [
@@ -147,15 +140,10 @@ def reproduce(situations, root: Path, seed: int, *, store: Store, trace: bool = 
     seen_over: dict[str, int] = {}
     for sit in situations:
         report += [f"## {sit.title}", ""]
-        sdir = root / sit.key
-        sdir.mkdir(parents=True, exist_ok=True)
-        keys: dict[str, str] = {}
+        ensure, keys = open_situation(root, sit, store, seed, on_run)
 
         def run(label: str, scn: dict[str, Any]) -> dict[str, Any]:
-            ens = api.ensure_result(scn, store, seed=seed, view=sdir / label)
-            keys[label] = ens.key
-            if on_run is not None:
-                on_run(sit, label, ens)
+            ens = ensure(label, scn)
             seen_over[f"{sit.key}/{label}"] = _over_target(ens.summary["xen"])
             # The summary, with dom0's vmstat counters beside it.
             return {**ens.summary, "vmstat": load_run(ens.path).vmstat}

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .. import api
 from ..report import REPRODUCTION_MANIFEST
 from ..results import write_text_atomic
 
@@ -26,6 +28,35 @@ class Check:
     def as_json(self) -> dict[str, Any]:
         return {"id": self.id, "claim": self.claim, "expected": self.expected,
                 "measured": self.measured, "pass": bool(self.passed)}
+
+
+@dataclass
+class Situation:
+    """One situation of a reproduction: its key (directory), title and the labels it runs."""
+
+    key: str
+    title: str
+    policies: list[str]
+
+
+def open_situation(root: Path, sit: Any, store: Any, seed: int,
+                   on_run: Callable[[Any, str, Any], None] | None):
+    """Start a situation: its directory under ``root``, and ``ensure(label, scenario)``, which
+    runs the scenario with ``seed`` into ``store`` (or reuses its result), links it as
+    ``root/<key>/<label>``, records its store key in the returned ``keys`` and reports it to
+    ``on_run``."""
+    sdir = root / sit.key
+    sdir.mkdir(parents=True, exist_ok=True)
+    keys: dict[str, str] = {}
+
+    def ensure(label: str, scn: Any) -> api.Ensured:
+        ens = api.ensure_result(scn, store, seed=seed, view=sdir / label)
+        keys[label] = ens.key
+        if on_run is not None:
+            on_run(sit, label, ens)
+        return ens
+
+    return ensure, keys
 
 
 @dataclass

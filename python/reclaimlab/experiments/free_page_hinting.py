@@ -28,15 +28,13 @@ import io
 import time
 import tomllib
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import api
 from ..results import load_run, write_text_atomic
 from ..store import Store
 from ..tables import markdown_table
-from .checks import Check, close_situation, finish, fmt
+from .checks import Check, Situation, close_situation, finish, fmt, open_situation
 
 NAME = "free-page-hinting"
 TITLE = "Guest free page hinting: how many guests fit (seed 001)"
@@ -60,12 +58,6 @@ THREAD = {"D1": "3", "D2": "5-7"}
 #: idle guest's rate (`[[guest]] background_frees`, docs/VALIDATION.md "Idle guests").
 BACKGROUND_SWEEP = (1000,)
 
-
-@dataclass
-class Situation:
-    key: str
-    title: str
-    policies: list[str]
 
 
 SITUATIONS = [
@@ -190,16 +182,11 @@ def reproduce(situations, root: Path, seed: int, *, store: Store, trace: bool = 
     counts: dict[str, dict[str, int]] = {}
     for sit in situations:
         report += [f"## {sit.title}", ""]
-        sdir = root / sit.key
-        sdir.mkdir(parents=True, exist_ok=True)
+        ensure, keys = open_situation(root, sit, store, seed, on_run)
         runs: dict[str, Any] = {}
-        keys: dict[str, str] = {}
 
         def run(label: str, scn: dict[str, Any]):
-            ens = api.ensure_result(scn, store, seed=seed, view=sdir / label)
-            keys[label] = ens.key
-            if on_run is not None:
-                on_run(sit, label, ens)
+            ens = ensure(label, scn)
             runs[label] = (load_run(ens.path), Path(ens.path))
             return runs[label]
 

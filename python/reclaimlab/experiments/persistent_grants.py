@@ -28,15 +28,13 @@ import csv
 import io
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import api
 from ..results import write_text_atomic
 from ..store import Store
 from ..tables import markdown_table
-from .checks import Check, close_situation, finish
+from .checks import Check, Situation, close_situation, finish, open_situation
 
 NAME = "persistent-grants"
 TITLE = "Xen blkback persistent grants: I/O scaling with the number of guests (seed 003)"
@@ -51,12 +49,6 @@ THREAD_PEAK, THREAD_AT_10 = 650_000, 400_000
 #: How close "near" is: the thread gives round numbers from one experiment.
 TOLERANCE = 0.15
 
-
-@dataclass
-class Situation:
-    key: str
-    title: str
-    policies: list[str]
 
 
 SITUATIONS = [
@@ -103,15 +95,10 @@ def reproduce(situations, root: Path, seed: int, *, store: Store, trace: bool = 
                                 "situations": []}
     for sit in situations:
         report += [f"## {sit.title}", ""]
-        sdir = root / sit.key
-        sdir.mkdir(parents=True, exist_ok=True)
-        keys: dict[str, str] = {}
+        ensure, keys = open_situation(root, sit, store, seed, on_run)
 
         def run(label: str, scn: dict[str, Any]) -> dict[str, Any]:
-            ens = api.ensure_result(scn, store, seed=seed, view=sdir / label)
-            keys[label] = ens.key
-            if on_run is not None:
-                on_run(sit, label, ens)
+            ens = ensure(label, scn)
             return ens.summary["xen"]
 
         got: list[Check] = []
