@@ -122,6 +122,36 @@ fn d3_reports_when_its_512_entry_buffer_fills() {
     );
 }
 
+/// D3 counts every free, not only those that reach its order (the proposal blocks "on every
+/// 512th free"): 4 KiB frees that complete a 2 MiB block are reported on the 512th, while 512
+/// frees that leave every block small cost no round trip and report nothing.
+#[test]
+fn d3_counts_every_free_and_reports_only_blocks_of_its_order() {
+    let mut m = guest("D3", "4GiB");
+    let mut t = Default::default();
+    let gfp = reclaimlab_core::machine::gfp::GFP_KERNEL;
+    // A 2 MiB block taken page by page, and 1,024 more pages of which every other one stays.
+    let block = m.alloc_pages(gfp, 9, &mut t).unwrap();
+    let spread: Vec<u32> = (0..1024)
+        .map(|_| m.alloc_pages(gfp, 0, &mut t).unwrap())
+        .collect();
+    m.guest_mut().events.clear();
+    for &p in spread.iter().step_by(2) {
+        m.free_pages(p, 0);
+    }
+    let g = m.guest_mut();
+    assert_eq!(g.stats.captured, 512);
+    assert_eq!((g.stats.reports, g.stats.blocked_ns), (0, 0));
+    for i in 0..512 {
+        m.free_pages(block + i, 0);
+    }
+    let reported = reported_blocks(&m);
+    // The 2 MiB block, or the larger block it merged into.
+    assert_eq!(reported.len(), 1, "{reported:?}");
+    assert!(reported[0].1 >= 9 && reported[0].0 <= block);
+    assert_eq!(m.guest_mut().stats.reports, 1);
+}
+
 /// D2: frees are captured until an array holds 1,000 distinct free blocks; then, until the
 /// kthread gets the CPU (`kthread_wakeup` of the freeing task's time), frees are lost.
 #[test]

@@ -1,19 +1,19 @@
 """Seed 001: "KVM: Guest Free Page Hinting" (Nitesh Narayan Lal's RFC v8, February 2019) and the
-alternatives it was weighed against: how many 5 GB guests a 15,837 MB host without swap can run
-when each guest allocates, writes and frees 4 GB, under each way a guest can tell its host about
+alternatives it was weighed against: how many 5 GiB guests a 15,837 MiB host without swap can run
+when each guest allocates, writes and frees 4 GiB, under each way a guest can tell its host about
 free memory (mechanisms.md §D, §E.D).
 
 One check group per statement of mechanisms.md §E.D:
 
 - ``E.D.1`` guest counts of the seed procedure (guests started one after another, each running
-  the 4 GB program; stop at the host's first OOM kill), per variant, on a guest that has run a
+  the 4 GiB program; stop at the host's first OOM kill), per variant, on a guest that has run a
   while (its memory aged: one pinned page per 4 MiB) and on a freshly booted one. The D4 count
   is swept over the gap between guests.
 - ``E.D.2`` host RSS after the program exits, per variant, from one guest's ``vm_rss.csv``.
 - ``E.D.3`` granularity on a fully fragmented guest (no free 2 MiB block can form).
 - ``E.D.4`` refault locality under D4: a second program that fits in the unreported free memory
   refaults nothing; a third that does not, does.
-- ``E.D.5`` synchronous cost: D3's blocked time against (#captured / 512) x the report's round
+- ``E.D.5`` synchronous cost: D3's blocked time against (#frees / 512) x the report's round
   trip; D4's program runs as fast as without hinting (its blocking is the worker's).
 
 Every measured figure comes from a run made here. report.json holds ``{"checks": [{"id",
@@ -40,12 +40,17 @@ NAME = "free-page-hinting"
 TITLE = "Guest free page hinting: how many guests fit (seed 001)"
 
 GIB = 1 << 30
-#: The seed's setup (mechanisms.md §D.5).
-HOST_RAM, GUEST_RAM, PROGRAM = "15837MB", "5GB", "4GB"
-#: The host kernel's own memory and a guest's boot-time resident set (§D.5's host_base, base).
+#: The seed's setup (mechanisms.md §D.5), read in binary units: "Memory-15837 MB" is what
+#: `free -m` (MiB) shows for a 16 GiB host (16,384 MiB less what firmware and the kernel image
+#: reserve; read as 15,837,000,000 bytes it would be a 16 GiB host missing 1.3 GiB), and "5 GB"
+#: guests are QEMU's `-m 5G` (GiB); the program's 4 GB is read the same way.
+HOST_RAM, GUEST_RAM, PROGRAM = "15837MiB", "5GiB", "4GiB"
+PROGRAM_BYTES = 4 * GIB
+#: The host kernel's own memory and a guest's boot-time resident set (§D.5's host_base, and
+#: its base of "about 0.8 GB"; the report shows the counts for other bases).
 HOST_BASE, GUEST_BASE = "768MiB", "800MB"
 #: Guests tried in the count runs (more than any variant fits).
-MAX_GUESTS = 12
+MAX_GUESTS = 16
 #: Gap between guests: D4 needs about 30 s to report (§D.5), so 40 s lets every variant finish.
 GAP_S = 40
 #: An aged guest: one long-lived pinned page per 4 MiB (no free order-10 block); a fully
@@ -86,7 +91,7 @@ def _guest(name: str, variant: str, start_s: float, *, stride: int | None, progr
 
 def count_scenario(variant: str, seed: int, *, stride: int | None, gap_s: int = GAP_S,
                    n: int = MAX_GUESTS, background: int | None = None) -> dict[str, Any]:
-    """The seed procedure: guest k starts at k x gap and runs the 4 GB program once its console
+    """The seed procedure: guest k starts at k x gap and runs the 4 GiB program once its console
     is up (1 s); the run ends at the host's first OOM kill. ``background``: the guests'
     ``background_frees`` (None: the measured default)."""
     guests = [_guest(f"vm{k + 1}", variant, k * gap_s, stride=stride, programs=[(1, PROGRAM)])
@@ -175,7 +180,9 @@ def reproduce(situations, root: Path, seed: int, *, store: Store, trace: bool = 
     report = [f"# {TITLE}", "", f"Seed {seed}. Runs in `{root}`.", "",
               f"Host {HOST_RAM} without swap, {HOST_BASE} held by its kernel; guests of "
               f"{GUEST_RAM} with {GUEST_BASE} resident after boot; the program allocates and "
-              f"writes {PROGRAM} and exits.", ""]
+              f"writes {PROGRAM} and exits. The seed's figures are read in binary units: its "
+              "15,837 MB is what `free -m` (MiB) shows for a 16 GiB host, and its 5 GB guests "
+              "are QEMU's `-m 5G`; the guest's base is §D.5's estimate of about 0.8 GB.", ""]
     checks: list[Check] = []
     manifest: dict[str, Any] = {"experiment": NAME, "title": TITLE, "seed": seed,
                                 "situations": []}
@@ -222,21 +229,28 @@ def reproduce(situations, root: Path, seed: int, *, store: Store, trace: bool = 
                     f"{g2['reports']} kthread passes; it idles at "
                     f"{_gib(g2['host_rss_bytes'])} GiB on the host.",
                     "",
-                    "**Why D2 stays below the thread's count.** The RFC v8 kthread runs only "
-                    "when a CPU's array holds 1,000 entries after the inline scan (its "
+                    "**What decides D2's count.** The RFC v8 kthread runs only when a CPU's "
+                    "array holds 1,000 distinct free blocks after the inline scan (its "
                     "`hinting_should_run` tests the index against `MAX_FGPT_ENTRIES`); nothing "
                     "else empties an array, neither a timer nor the exit path. The program's "
-                    "exit fills the exiting vCPU's array many times over, but its last entries "
-                    "(up to 999 free blocks, merged as large as the aged memory allows, up to "
-                    "2 MiB each) wait for further frees on that vCPU. An idle guest makes few: "
-                    f"the guests here free {bg['background_frees']} page(s) a second of their "
-                    "own (`[[guest]] background_frees`, each page held "
+                    "exit fills the exiting vCPU's array several times, but what is left in it "
+                    "at the end (up to 999 free blocks, merged as large as the guest's memory "
+                    "allows: 4 MiB where it is unfragmented) waits for further frees on that "
+                    "vCPU, and an idle guest makes few: "
+                    f"{bg['background_frees']} page(s) a second here "
+                    "(`[[guest]] background_frees`, each page held "
                     f"{bg['background_lifetime']} on average), the rate measured in idle "
-                    "Debian 6.1 guests under QEMU, one with only a busybox init and one with "
-                    "systemd, journald, udev, rsyslog, cron, dbus and a serial getty (0.8 a "
-                    "second in both; docs/VALIDATION.md, \"Idle guests\"). At that rate the "
-                    "residue outlives the experiment. Only a guest far busier than measured "
-                    "drains it:",
+                    "Debian 6.1 guests under QEMU (0.8 a second; docs/VALIDATION.md, \"Idle "
+                    "guests\"). That residue, more than the frees lost while an array is full, "
+                    "is what D2 keeps, so its count moves with how the guest's free memory "
+                    "merges. A freshly booted guest's 4 GiB merges into 1,024 blocks of 4 MiB, "
+                    "just over the array's 1,000: it fills once, at the end of the exit, and "
+                    "D2 returns nearly everything in one pass (next section; 4 GB in decimal "
+                    "units would be 954 such blocks, never enough). An aged guest's memory "
+                    "merges into smaller, more numerous blocks, which fill the array several "
+                    "times and leave a residue. The thread's \"5 to 7 guests (based on the "
+                    "amount of memory freed/captured)\" is this spread. A guest far busier "
+                    "than measured drains the residue:",
                     "",
                     markdown_table(
                         ["background frees a second", "D2 guests", "guest 1 kthread passes",
@@ -246,10 +260,6 @@ def reproduce(situations, root: Path, seed: int, *, store: Store, trace: bool = 
                         + [[rate, n, g["reports"], _gib(g["bytes_reported"]),
                             _gib(g["host_rss_bytes"])] for rate, (n, g) in sweep.items()]),
                     "",
-                    f"So the {c['D2']} here is the model's count for the seed's procedure "
-                    "with guests as idle as the measured ones: the thread's 5-7 needs frees "
-                    "that idle guests were not seen to make, or something of the seed's guests "
-                    "this model does not have.",
                 ]
                 got = [
                     Check("E.D.1.D1", "without hinting the host runs 3 guests", "3", c["D1"],
@@ -308,8 +318,8 @@ def reproduce(situations, root: Path, seed: int, *, store: Store, trace: bool = 
                       "several passes after the exit", "90 % in 8-32 s", d4["t_90"],
                       d4["t_90"] is not None and 8 <= d4["t_90"] <= 32),
                 Check("E.D.2.D4.amount", "and returns nearly all of it",
-                      f">= 90 % of {PROGRAM}", round(d4["released"] / 4e9, 3),
-                      d4["released"] >= 0.9 * 4e9),
+                      f">= 90 % of {PROGRAM}", round(d4["released"] / PROGRAM_BYTES, 3),
+                      d4["released"] >= 0.9 * PROGRAM_BYTES),
                 Check("E.D.2.D3", "D3 returns memory at buffer-full time: by the program's exit",
                       "half within 1 s of the exit", d3["t_half"],
                       d3["t_half"] is not None and d3["t_half"] <= 1.0),
@@ -320,7 +330,7 @@ def reproduce(situations, root: Path, seed: int, *, store: Store, trace: bool = 
             full = g3["frees_captured"] // 512
             expect = full * kvm["report"] + g3["blocks_reported"] * kvm["isolate"]
             got += [
-                Check("E.D.5.D3", "D3 stalls the freeing vCPU about (#captured / 512) x t_report",
+                Check("E.D.5.D3", "D3 stalls the freeing vCPU about (#frees / 512) x t_report",
                       f"{full} reports x {kvm['report'] / 1e3:.0f} us + isolation = "
                       f"{expect / 1e6:.3f} ms", g3["blocked_in_reports_ms"],
                       abs(g3["blocked_in_reports_ms"] - expect / 1e6) <= 0.05 * expect / 1e6
@@ -359,10 +369,11 @@ def reproduce(situations, root: Path, seed: int, *, store: Store, trace: bool = 
                       and g2["host_thp_splits"] > 0),
             ]
         elif sit.key == "refault":
-            # Program 1 (4 GB) exits at about 5 s; by 12 s reporting has done a few passes (a
-            # sixteenth of each list each), so most of the freed memory is still unreported.
-            # Program 2 (1 GB) fits in it; program 3 (3.5 GB) does not.
-            progs = ((1, PROGRAM), (12, "1GB"), (12, "3500MB"))
+            # Program 1 exits at about 5 s; reporting's first pass runs 2 s later and one every
+            # 2 s after, each taking about a sixteenth of each free list plus one more report;
+            # by 10 s two passes have run and most of the freed memory is still unreported.
+            # Program 2 (1 GB) fits in it; program 3 (3,500 MB) does not.
+            progs = ((1, PROGRAM), (10, "1GB"), (10, "3500MB"))
             r2, _ = run("D4-small", one_guest_scenario("D4", seed, programs=progs[:2],
                                                        duration_s=30))
             r3, _ = run("D4-large", one_guest_scenario("D4", seed, programs=progs[::2],

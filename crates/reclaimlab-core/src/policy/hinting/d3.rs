@@ -1,8 +1,14 @@
 //! D3 (mechanisms.md §D3, the synchronous model proposed in seed 001): each vCPU keeps a
-//! 512-entry buffer (one page of 8-byte entries) of blocks its frees merged into, of at least
-//! `page_reporting_order`. When the buffer fills, the freeing vCPU itself isolates every entry
-//! still free, reports them in one round trip, waits for the host to zap them, and puts them
-//! back: no kthread and no allocation-path blocking, but a stall on about every 512th such free.
+//! 512-entry buffer (one page of 8-byte entries). Every free that reaches the buddy adds one
+//! entry, the block it merged into ("the page after merging"), so the buffer fills on every
+//! 512th free, as the proposal says. The freeing vCPU then isolates, from the blocks its entries
+//! lie in now, those still free and of at least `page_reporting_order` (the proposal's
+//! granularity knob), reports them in one round trip, waits for the host to zap them, and puts
+//! them back: no kthread and no allocation-path blocking, but a stall on every 512th free. A
+//! buffer whose blocks are all smaller (a fragmented guest) or in use again costs no round trip.
+//!
+//! At most 511 frees stay unreported when a vCPU stops freeing, and their blocks mostly lie in
+//! blocks already reported by earlier fills, so almost all of a large free is returned.
 
 use crate::machine::policy::FreePageHinting;
 use crate::machine::Machine;
@@ -12,13 +18,14 @@ pub const BUFFER_ENTRIES: usize = 512;
 
 #[derive(Debug, Default)]
 pub struct SyncBuffer {
-    /// Per vCPU: merged blocks (pfn, order).
+    /// Per vCPU: the blocks its frees merged into (pfn, order).
     buffers: Vec<Vec<(u32, u8)>>,
 }
 
 impl FreePageHinting for SyncBuffer {
-    fn merged_min_order(&self, reporting_order: u32) -> usize {
-        reporting_order as usize
+    /// Every free: the buffer counts frees, whatever they merge into.
+    fn merged_min_order(&self, _reporting_order: u32) -> usize {
+        0
     }
     fn on_merged(&mut self, m: &mut Machine, pfn: u32, order: u32) {
         let cpu = m.cpu;
@@ -33,7 +40,7 @@ impl FreePageHinting for SyncBuffer {
         }
         let entries = std::mem::take(buf);
         let min = m.guest_mut().order as usize;
-        // Each entry's block, if still free and still large enough.
+        // Each entry's block as it is now (it may have merged further, or been allocated).
         m.report_free_blocks_of(&entries, min);
         // The buffer (its allocation) is used again.
         let mut entries = entries;

@@ -42,7 +42,7 @@ pub static SWITCH: Switch<dyn FreePageHinting> = Switch {
         Variant {
             name: "D3",
             kernel: "s390-like proposal (seed 001)",
-            summary: "per-vCPU buffer of 512 merged blocks, reported synchronously by the freeing vCPU when full",
+            summary: "per-vCPU buffer of the last 512 frees (their merged blocks); when full, the freeing vCPU reports those >= page_reporting_order synchronously",
             make: || Box::new(d3::SyncBuffer::default()),
         },
         Variant {
