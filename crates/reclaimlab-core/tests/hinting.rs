@@ -186,3 +186,32 @@ fn d2_loses_frees_while_its_array_is_full() {
     assert!(g.stats.reports >= 1);
     assert_eq!(g.stats.blocks % 1000, 0);
 }
+
+/// The inline scan drops an entry whose page is in use again (the seed's prose, `D2`) or keeps it
+/// (the stored code, `D2stored`): a guest that frees and reallocates the same pages fills the
+/// stored code's array and wakes its kthread, while the seed's array never fills.
+#[test]
+fn d2_stored_keeps_entries_in_use_again_and_wakes_its_kthread() {
+    let frees_lost = |variant: &str| {
+        let mut m = guest(variant, "1GiB");
+        let mut t = Default::default();
+        let gfp = reclaimlab_core::machine::gfp::GFP_KERNEL;
+        let pages: Vec<u32> = (0..3000)
+            .map(|_| m.alloc_pages(gfp, 0, &mut t).unwrap())
+            .collect();
+        // Each freed page is taken again at once (the allocator reuses the page just freed).
+        for &p in pages.iter().step_by(2) {
+            m.free_pages(p, 0);
+            assert_eq!(m.alloc_pages(gfp, 0, &mut t).ok(), Some(p));
+        }
+        let g = m.guest_mut();
+        (g.stats.lost, g.stats.blocks)
+    };
+    let (lost, blocks) = frees_lost("D2");
+    assert_eq!((lost, blocks), (0, 0));
+    let (lost, blocks) = frees_lost("D2stored");
+    // Its array filled with pages in use: the kthread was woken (frees lost meanwhile) and
+    // found nothing free to report.
+    assert!(lost > 0, "lost {lost}");
+    assert_eq!(blocks, 0);
+}

@@ -3,7 +3,7 @@
 //! `arch_free_page`. When an array fills, the pages on the per-CPU lists are drained into the
 //! buddy and the array is scanned inline: an entry inside a free buddy block becomes that
 //! block's head (or is dropped when the head is already there), an entry whose page is in use
-//! again is dropped (the seed's prose; the stored code keeps it: `keep_allocated`). If 1,000
+//! again is dropped (the seed's prose; the stored code keeps it: variant `D2stored`, `keep_allocated`). If 1,000
 //! valid entries remain, the CPU's `hinting/N` kthread is woken; until it runs, the array stays
 //! full and frees on that CPU are not captured (lost). The kthread isolates each entry's free
 //! block, sends the list to the host, puts the blocks back and empties the array.

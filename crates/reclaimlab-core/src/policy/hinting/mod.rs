@@ -6,6 +6,7 @@
 
 mod d1;
 mod d2;
+mod d2_stored;
 mod d2b;
 mod d3;
 mod d3cmma;
@@ -32,6 +33,12 @@ pub static SWITCH: Switch<dyn FreePageHinting> = Switch {
             kernel: "RFC v8 (2019, not merged)",
             summary: "per-CPU capture arrays of 1,000 frees, scanned inline, reported by a kthread; frees lost while an array is full",
             make: || Box::new(d2::CaptureArrays::default()),
+        },
+        Variant {
+            name: "D2stored",
+            kernel: "RFC v7/v8 stored code",
+            summary: "D2 whose inline scan keeps entries whose page is in use again (the kthread skips them) instead of dropping them",
+            make: || Box::new(d2_stored::make()),
         },
         Variant {
             name: "D2b",
