@@ -345,7 +345,14 @@ impl Gen {
                         w,
                         "[[guest.vbd]]\nname = \"xvd{v}\"\nbackend = \"{}\"\npersistent = {}\n\
                          max_indirect_segments = {}\n",
-                        x.backend, x.persistent, x.indirect
+                        x.backend,
+                        x.persistent,
+                        // B0 takes direct requests only (a parse error otherwise).
+                        if self.policies.contains(&("blkback_pool", "B0")) {
+                            0
+                        } else {
+                            x.indirect
+                        }
                     );
                     let _ = writeln!(
                         w,

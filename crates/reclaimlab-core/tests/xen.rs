@@ -248,9 +248,18 @@ fn a_xen_host_refuses_what_it_cannot_hold() {
             format!("{base}[[workload]]\nname = \"w\"\nblkio = {{ vbd = \"xvda\" }}\n"),
             "dom0 has no blkfront",
         ),
+        (
+            format!("{base}[xen]\nram = \"8GiB\"\n[policy]\nblkback_pool = \"B0\"\n{guest}"),
+            "guest \"vm\" VBD \"xvda\" sends indirect requests of 32 segments",
+        ),
     ];
     for (text, want) in cases {
         let e = parse_str(&text, "bad.toml").unwrap_err().to_string();
         assert!(e.contains(want), "{want:?} not in: {e}");
     }
+    // B0 with direct requests only is accepted.
+    let ok = format!(
+        "{base}[xen]\nram = \"8GiB\"\n[policy]\nblkback_pool = \"B0\"\n{guest}max_indirect_segments = 0\n"
+    );
+    assert!(parse_str(&ok, "ok.toml").is_ok());
 }

@@ -251,7 +251,8 @@ pub(super) const XEN_HOST: Rule<Scenario> = Rule {
     name: "a Xen host holds its domains",
     doc: "with `[xen]`, dom0's ram plus every guest's ram must fit in `[xen] ram`; \
           `[[guest.vbd]]` and `[guest.workload.blkio]` need `[xen]`, and a blkio job's `vbd` \
-          must name a VBD of its guest; the host's own workloads have no blkio table",
+          must name a VBD of its guest; the host's own workloads have no blkio table; \
+          `blkback_pool = \"B0\"` takes direct requests only (`max_indirect_segments = 0`)",
     check: |s, _| {
         if let Some(i) = s.workloads.iter().position(|w| w.blkio.is_some()) {
             return Err(Fix::new(
@@ -291,6 +292,25 @@ pub(super) const XEN_HOST: Rule<Scenario> = Rule {
                 "raise [xen] ram, or lower dom0's [host] ram or the guests' ram",
             )
             .at("xen.ram"));
+        }
+        // B0's global array gives a request 11 pages: it predates indirect requests (3.11), and
+        // so did the frontends of its day.
+        if s.policy.choices.get("blkback_pool") == "B0" {
+            for (i, g) in s.guests.iter().enumerate() {
+                if let Some(j) = g.vbds.iter().position(|v| v.max_indirect_segments > 0) {
+                    return Err(Fix::new(
+                        format!(
+                            "guest \"{}\" VBD \"{}\" sends indirect requests of {} segments, \
+                             but blkback_pool \"B0\" (its global array of 11-page requests) \
+                             predates indirect requests",
+                            g.name, g.vbds[j].name, g.vbds[j].max_indirect_segments
+                        ),
+                        "set max_indirect_segments = 0 on the guest's VBDs (that era's frontends \
+                         sent direct requests only), or choose blkback_pool B1 or later",
+                    )
+                    .at(format!("guest[{i}].vbd[{j}]")));
+                }
+            }
         }
         for (i, g) in s.guests.iter().enumerate() {
             for (j, w) in g.workloads.iter().enumerate() {
