@@ -145,8 +145,8 @@ impl Blkfront {
         self.next_gref
     }
 
-    /// Build the next request: (I/Os in it, bytes, grefs, indirect pages).
-    fn build(&mut self) -> (u64, u64, Vec<u32>, u32) {
+    /// Build the next request into `grefs` (an empty list): (I/Os in it, bytes, indirect pages).
+    fn build(&mut self, grefs: &mut Vec<u32>) -> (u64, u64, u32) {
         let bs = self.spec.bs_bytes;
         let ios = if self.spec.pattern == "sequential" {
             let per_req = (self.max_segments as u64 * 4096 / bs).max(1);
@@ -163,8 +163,8 @@ impl Blkfront {
         };
         // Reused grants only where the frontend keeps them; the flood never reuses.
         let fresh = !self.persistent || self.spec.pattern == "fresh_grefs";
-        let grefs = (0..segs + indirect).map(|_| self.gref(fresh)).collect();
-        (ios, bytes, grefs, indirect)
+        grefs.extend((0..segs + indirect).map(|_| self.gref(fresh)));
+        (ios, bytes, indirect)
     }
 }
 
@@ -210,8 +210,9 @@ impl Actor for Blkfront {
             self.stats.last_ns = done.max(self.stats.last_ns);
             self.stats.latency_ns += done.saturating_sub(at);
             if self.persistent && self.spec.pattern != "fresh_grefs" {
-                self.free_grefs.extend(grefs.into_iter().rev());
+                self.free_grefs.extend(grefs.iter().rev());
             }
+            x.rings[self.ring].give_list(grefs);
         }
         // A new request, if the depth and the ring allow: one per step, so the program's own
         // CPU paces it.
@@ -231,7 +232,13 @@ impl Actor for Blkfront {
         let depth = self.spec.iodepth.min(XEN_BLKIF_REQS_PER_PAGE) as usize;
         let mut pushed = false;
         if self.left > 0 && self.outstanding.len() < depth && self.paused_until.is_none() {
-            let (ios, bytes, grefs, indirect) = self.build();
+            let ring = &mut cx.machine_of(self.dom0).xen_mut().rings[self.ring];
+            let (mut grefs, mut kept) = (ring.take_list(), ring.take_list());
+            let (ios, bytes, indirect) = self.build(&mut grefs);
+            // The grants come back for reuse only where the frontend keeps them.
+            if self.persistent && self.spec.pattern != "fresh_grefs" {
+                kept.extend_from_slice(&grefs);
+            }
             let data_segs = grefs.len() as u64 - indirect as u64;
             cost += c.guest_request_ns + ios * self.spec.think_ns;
             if self.persistent {
@@ -247,8 +254,7 @@ impl Actor for Blkfront {
             if tag == 0 {
                 self.stats.first_ns = now;
             }
-            self.outstanding
-                .insert(tag, (ios, bytes, grefs.clone(), now + cost));
+            self.outstanding.insert(tag, (ios, bytes, kept, now + cost));
             self.left = self.left.saturating_sub(ios);
             let x = cx.machine_of(self.dom0).xen_mut();
             x.rings[self.ring].requests.push_back(BlkifRequest {

@@ -54,6 +54,21 @@ struct InFlight {
     mapped: Vec<u32>,
 }
 
+impl Ring {
+    /// An empty list, reusing one given back.
+    pub fn take_list(&mut self) -> Vec<u32> {
+        self.spare.pop().unwrap_or_default()
+    }
+
+    /// Give back a list that is no longer needed.
+    pub fn give_list(&mut self, mut list: Vec<u32>) {
+        if list.capacity() > 0 {
+            list.clear();
+            self.spare.push(list);
+        }
+    }
+}
+
 /// `st_*`: a ring's request statistics (reset by each `log_stats` line, as 6.1 does).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct BlkifStats {
@@ -114,6 +129,9 @@ pub struct Ring {
     /// Responses the frontend has not consumed: (tag, completion time).
     pub responses: VecDeque<(u64, u64)>,
     inflight: VecDeque<InFlight>,
+    /// Emptied gref and page lists, reused so the I/O path does not allocate per request (a
+    /// simulator detail, no kernel state).
+    spare: Vec<Vec<u32>>,
     /// `waiting_reqs`: the event channel fired since the last pass.
     pub waiting_reqs: bool,
     /// `next_lru`: the next purge.
@@ -244,6 +262,7 @@ impl XenBackend {
                 requests: VecDeque::new(),
                 responses: VecDeque::new(),
                 inflight: VecDeque::new(),
+                spare: Vec::new(),
                 waiting_reqs: false,
                 next_lru: LRU_INTERVAL_NS,
                 st_print: STATS_INTERVAL_NS,
@@ -356,8 +375,8 @@ impl Machine {
         let mut fl = InFlight {
             done_at: 0,
             tag: req.tag,
-            persistent: Vec::new(),
-            mapped: Vec::new(),
+            persistent: ring.take_list(),
+            mapped: ring.take_list(),
         };
         let mut new_maps = 0u64;
         let mut hits = 0u64;
@@ -391,8 +410,10 @@ impl Machine {
             }
         }
         ring.mapped_now += fl.mapped.len() as u64;
-        let sect = req.bytes / 512;
-        if req.write {
+        let (sect, write, segments) = (req.bytes / 512, req.write, req.grefs.len() as u64);
+        let bytes = req.bytes;
+        ring.give_list(req.grefs);
+        if write {
             ring.stats.wr_req += 1;
             ring.stats.wr_sect += sect;
         } else {
@@ -401,19 +422,19 @@ impl Machine {
         }
         let dev = ring.dev;
         x.counters.requests += 1;
-        x.counters.segments += req.grefs.len() as u64;
+        x.counters.segments += segments;
         x.counters.persistent_hits += hits;
         cost += x.map_grants(new_maps);
         // The bio: a ramdisk copies with this CPU; a device queues for its bandwidth.
         let d = &mut x.devices[dev];
         let t0 = at + cost;
         let done_at = if d.device.ramdisk {
-            cost += req.bytes.div_ceil(4096) * x.cost.ramdisk_page_ns;
+            cost += bytes.div_ceil(4096) * x.cost.ramdisk_page_ns;
             at + cost
         } else {
             let xfer = match d.device.bandwidth {
                 0 => 0,
-                bw => (req.bytes as u128 * 1_000_000_000 / bw as u128) as u64,
+                bw => (bytes as u128 * 1_000_000_000 / bw as u128) as u64,
             };
             d.busy_until = d.busy_until.max(t0) + xfer;
             d.busy_until + d.device.latency_ns
@@ -460,9 +481,12 @@ impl Machine {
             ring.pool
                 .extend(f.mapped.iter().copied().filter(|&p| p != B0_PAGE));
             ring.pool_max = ring.pool_max.max(ring.pool.len() as u64);
+            let unmapped = !f.mapped.is_empty();
+            ring.give_list(f.persistent);
+            ring.give_list(f.mapped);
             // One flush per call: the lock is booked in the order the world runs, so a step
             // must not book flushes far beyond the time the others are at.
-            if !f.mapped.is_empty() {
+            if unmapped {
                 break;
             }
         }
