@@ -21,7 +21,8 @@ from reclaimlab.validate.errors import ValidateError
 
 ROOT = Path(__file__).resolve().parent.parent
 SHOWN = ("allocstall_movable", "pgscan_kswapd", "pgsteal_kswapd", "pgscan_direct",
-         "pgsteal_direct", "pageoutrun", "pswpout")
+         "pgsteal_direct", "pageoutrun", "pswpout", "pgskip_dma32", "compact_stall",
+         "thp_fault_alloc", "thp_fault_fallback")
 
 
 def main() -> int:
@@ -57,6 +58,7 @@ def main() -> int:
         "scenario": s.name, "accel": accel, "kernel": rep["kernel"],
         "date": datetime.date.today().isoformat(),
         "wall_time_s": rep["wall_time_s"],
+        "guest_settings": rep.get("guest_settings", {}),
         "vmstat_delta": {c: rep["vmstat_delta"].get(c) for c in SHOWN},
         "trace": summary,
     }

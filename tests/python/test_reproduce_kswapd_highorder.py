@@ -17,6 +17,9 @@ from reclaimlab.results import load_run
 from reclaimlab.experiments import EXPERIMENTS
 from reclaimlab.experiments import kswapd_highorder as exp
 
+# Pages in a GiB.
+GIB_PAGES = (1 << 30) // 4096
+
 
 @pytest.fixture(scope="module")
 def repro(tmp_path_factory):
@@ -62,8 +65,11 @@ def test_a_free_memory_ends_near_the_high_watermarks(repro):
         return sum(max(0, z["free_at_end"] - z["high"]) for z in run.summary["zones"])
 
     old, new = runs["a", "v2.6.36"], runs["a", "v2.6.38"]
-    # "Free memory never fully used": gigabytes above high under 2.6.36.
-    assert excess(old) > 1_000_000 > 10 * excess(new)
+    # "Free memory never fully used": gigabytes above high under 2.6.36 (717,182 pages, 2.7 GiB,
+    # since each page of a readahead window costs `file_miss`; over a million before).
+    assert excess(old) > 2 * GIB_PAGES
+    # Under the any-zone rule it ends within 400 MiB of them (74,298 pages).
+    assert excess(new) < 100_000
     for run in (old, new, runs["a", "v3.0"]):
         for z in run.summary["zones"]:
             assert z["free_at_end"] >= z["min"], (run.path, z)

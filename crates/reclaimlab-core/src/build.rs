@@ -97,6 +97,7 @@ pub fn host_params(scn: &Scenario, seed: u64, trace: bool) -> Result<MachinePara
             dirty_ratio: scn.writeback.dirty_ratio,
             dirty_background_ratio: scn.writeback.dirty_background_ratio,
             watermark_boost_factor: scn.sysctl.watermark_boost_factor,
+            thp_defrag: scn.host.thp_defrag,
             page_tables: scn.host.page_tables,
         },
         watermarks: policy::watermarks::SWITCH.make(choices.get("watermarks")),
@@ -184,7 +185,11 @@ pub(crate) fn workload_threads(
             threads.push(Thread::trace(&origin(threads.len()), spec, replay));
         }
         if let Some(spec) = &w.highorder {
-            threads.push(Thread::highorder(&origin(threads.len()), spec));
+            threads.push(Thread::highorder(
+                &origin(threads.len()),
+                spec,
+                machine.cfg.thp_defrag,
+            ));
         }
         crate::run_fs::build_fs_threads(w, machine, &origin, threads.len(), &mut fs_threads)
             .map_err(SimError::Config)?;

@@ -172,3 +172,51 @@ fn exponential_lifetimes_leave_survivors_that_split_free_memory() {
         buddy(&expo, "DMA32")
     );
 }
+
+fn counter(out: &RunOutput, name: &str) -> u64 {
+    out.counters
+        .iter()
+        .find(|(n, _)| n == name)
+        .map_or_else(|| panic!("no counter {name}"), |(_, v)| *v)
+}
+
+/// THP faults into a memory full of page cache (as the thp-fault validation scenario): with
+/// `thp_defrag = "madvise"` they compact and reclaim for their huge pages; with `"never"` (the
+/// validation guest's setting) they never stall, never wake kswapd, and fall back instead.
+#[test]
+fn thp_defrag_never_faults_never_reclaim_or_compact() {
+    let text = |defrag: &str| {
+        format!(
+            "[host]\nram = \"512MiB\"\nthp_defrag = \"{defrag}\"\n\
+             [[workload]]\nname = \"stream\"\n[workload.file]\nsize = \"768MiB\"\n\
+             [[workload]]\nname = \"thp\"\nstart = \"1s\"\n[workload.highorder]\norder = 9\n\
+             gfp = \"transhuge\"\nrate = 50\nlifetime = \"2s\"\ncount = 200\n"
+        )
+    };
+    let stalls = |out: &RunOutput| {
+        let s: serde_json::Value = serde_json::from_str(&out.summary_json).unwrap();
+        let ho = s["threads"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["thread"] == "thp/highorder")
+            .unwrap()["highorder"]
+            .clone();
+        (
+            counter(out, "compact_stall"),
+            counter(out, "allocstall_movable"),
+            ho["failed"].as_u64().unwrap(),
+        )
+    };
+    let (compact, direct, _) = stalls(&go(&scenario(&text("madvise")), None));
+    assert!(
+        compact > 0 && direct > 0,
+        "madvise: {compact} compaction stalls, {direct} direct reclaims"
+    );
+    let (compact, direct, failed) = stalls(&go(&scenario(&text("never")), None));
+    assert_eq!((compact, direct), (0, 0), "never: no stall of either kind");
+    assert!(
+        failed > 0,
+        "never: a fault without a free huge page falls back"
+    );
+}

@@ -90,6 +90,7 @@ snapshot() {{
     section "vmstat $1" /proc/vmstat
     section "meminfo $1" /proc/meminfo
     section "zoneinfo $1" /proc/zoneinfo
+    section "pagetypeinfo $1" /proc/pagetypeinfo
 }}
 
 {insmods}
@@ -124,11 +125,13 @@ for k in min_free_kbytes watermark_scale_factor watermark_boost_factor swappines
 done
 echo "lru_gen $(cat /sys/kernel/mm/lru_gen/enabled 2>/dev/null || echo absent)"
 echo "thp $(cat /sys/kernel/mm/transparent_hugepage/enabled)"
+echo "thp_defrag $(cat /sys/kernel/mm/transparent_hugepage/defrag)"
 echo "{MARK}:end sysctl@@"
 snapshot before
 # kswapd's wake-ups and its switches onto and off a CPU (its wake-up latency, the simulator's
 # [cost] wakeup_latency, and its time on a CPU), and the reclaim events that say who reclaims
-# when (validate/ktrace.py): only kswapd0's scheduler events, so the buffer stays small.
+# when (validate/ktrace.py), with what each LRU pass scanned, skipped and reclaimed: only
+# kswapd0's scheduler events, so the buffer stays small.
 T=/sys/kernel/tracing
 if mount -t tracefs nodev $T 2>/dev/null; then
     echo 16384 > $T/buffer_size_kb
@@ -137,9 +140,15 @@ if mount -t tracefs nodev $T 2>/dev/null; then
     echo 1 > $T/events/sched/sched_wakeup/enable
     echo 1 > $T/events/sched/sched_switch/enable
     for e in mm_vmscan_wakeup_kswapd mm_vmscan_kswapd_wake mm_vmscan_kswapd_sleep \
-             mm_vmscan_direct_reclaim_begin mm_vmscan_direct_reclaim_end; do
+             mm_vmscan_direct_reclaim_begin mm_vmscan_direct_reclaim_end \
+             mm_vmscan_lru_isolate mm_vmscan_lru_shrink_inactive; do
         echo 1 > $T/events/vmscan/$e/enable
     done
+    # Fallbacks into another migratetype's pageblock (the watermark boost's cause).
+    echo 1 > $T/events/kmem/mm_page_alloc_extfrag/enable
+    echo 1 > $T/events/compaction/mm_compaction_try_to_compact_pages/enable || echo "no compaction tracepoint"
+    echo 'order > 8' > $T/events/kmem/mm_page_alloc/filter
+    echo 1 > $T/events/kmem/mm_page_alloc/enable
     echo 1 > $T/tracing_on
 fi
 echo "{MARK}:begin workload@@"

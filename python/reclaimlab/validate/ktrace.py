@@ -9,7 +9,15 @@ off its CPU) and the reclaim events `mm_vmscan_wakeup_kswapd`, `mm_vmscan_kswapd
 - what kswapd was doing when each direct reclaim began: running on a CPU, preempted
   (runnable), woken but not yet running, or sleeping (napping or asleep; `D` is an I/O wait);
 - wake-ups with no gfp flags (`gfp_flags=none`): the allocator's call after a fallback steal
-  boosted a zone's watermarks.
+  boosted a zone's watermarks;
+- kswapd's LRU isolations (`mm_vmscan_lru_isolate`) by the highest zone it reclaims for
+  (`classzone`), with the pages it scanned and the pages of higher zones it passed over
+  (`nr_skipped`, counted in `pgscan_*` as well as `pgskip_*`): a kswapd woken for the DMA zone
+  alone (a boost of DMA) walks past the DMA32 pages of the whole inactive list;
+- fallback steals (`mm_page_alloc_extfrag`) by zone (the DMA zone is the first 16 MiB) and by
+  the migratetypes involved;
+- the gfp masks of the huge pages allocated (`mm_page_alloc` of order 9 and up): a THP fault's
+  mask shows the guest's `transparent_hugepage/defrag` at work.
 
 These are the facts behind the simulator's choices for the validation scenarios (their wake-up
 latency and the cost of reclaiming a mapped page; docs/VALIDATION.md), kept as
@@ -21,6 +29,10 @@ from __future__ import annotations
 import re
 import statistics
 from typing import Any
+
+# The DMA zone's pages (x86-64: below 16 MiB) and the migratetypes as the tracepoints print them.
+_DMA_PFNS = 1 << 12
+_MT = {"0": "unmovable", "1": "movable", "2": "reclaimable", "3": "highatomic"}
 
 _EVENT = re.compile(r"^\s*(.+?)-(\d+)\s+\[(\d+)\]\s+\S+\s+(\d+\.\d+): (\w+): (.*)$")
 
@@ -61,6 +73,9 @@ def summarise(trace: str) -> dict[str, Any]:
     direct: list[float] = []
     direct_reclaimed: list[int] = []
     wakeups = boost_wakeups = 0
+    isolate: dict[str, dict[str, int]] = {}
+    extfrag: dict[str, int] = {}
+    huge: dict[str, int] = {}
     for t, name, args in ev:
         if name == "sched_wakeup":
             if state != "running":
@@ -88,6 +103,24 @@ def summarise(trace: str) -> dict[str, Any]:
             wakeups += 1
             if args.rstrip().endswith("gfp_flags=none"):
                 boost_wakeups += 1
+        elif name == "mm_vmscan_lru_isolate":
+            f = dict(kv.split("=", 1) for kv in args.split() if "=" in kv)
+            row = isolate.setdefault(f"classzone {f.get('classzone', '?')}", {
+                "calls": 0, "nr_scanned": 0, "nr_skipped": 0, "nr_taken": 0})
+            row["calls"] += 1
+            for k in ("nr_scanned", "nr_skipped", "nr_taken"):
+                row[k] += int(f.get(k, 0))
+        elif name == "mm_page_alloc_extfrag":
+            f = dict(kv.split("=", 1) for kv in args.split() if "=" in kv)
+            zone = "DMA" if int(f.get("pfn", "0x0"), 16) < _DMA_PFNS else "DMA32 and up"
+            key = (f"{zone}: alloc {_MT.get(f.get('alloc_migratetype', ''), '?')} from "
+                   f"{_MT.get(f.get('fallback_migratetype', ''), '?')}")
+            extfrag[key] = extfrag.get(key, 0) + 1
+        elif name == "mm_page_alloc":
+            f = dict(kv.split("=", 1) for kv in args.split() if "=" in kv)
+            if int(f.get("order", 0)) >= 9:
+                key = f"order {f['order']} {f.get('gfp_flags', '?')}"
+                huge[key] = huge.get(key, 0) + 1
         elif name == "mm_vmscan_direct_reclaim_begin":
             at_direct[state] += 1
             direct_begin = t
@@ -104,6 +137,9 @@ def summarise(trace: str) -> dict[str, Any]:
         "kswapd_runs_under_300us": sum(1 for r in runs if r < 300e-6),
         "wakeup_kswapd": wakeups,
         "wakeup_kswapd_gfp_none": boost_wakeups,
+        "lru_isolate": dict(sorted(isolate.items())),
+        "extfrag": dict(sorted(extfrag.items())),
+        "huge_page_allocs": dict(sorted(huge.items())),
         "direct_reclaims": len(direct),
         "direct_reclaim": _quantiles_us(direct),
         "direct_reclaimed_median": (

@@ -75,6 +75,9 @@ impl Machine {
             self.page_cache_insert(vp + 1 + i as u32, p);
         }
         let n = 1 + window.len() as u64;
+        // Every page of the window is added to the page cache and the LRU, not only the one
+        // asked for: `file_miss` each, as the readahead pages of a swap-in are charged.
+        t.cost_ns += (n - 1) * self.cfg.cost.file_miss_ns;
         self.ra_window = window;
         self.vm.add(VmEvent::Pgpgin, 4 * n);
         let done = self.disk.submit_read(self.now + t.cost_ns, n);

@@ -17,6 +17,7 @@ pub mod filemap;
 pub mod frames;
 pub mod fs;
 pub mod gfp;
+pub mod huge_memory;
 pub mod layout;
 pub mod lru;
 pub mod madvise;
@@ -132,6 +133,8 @@ pub struct MachineConfig {
     pub dirty_background_ratio: u64,
     /// `vm.watermark_boost_factor`.
     pub watermark_boost_factor: u64,
+    /// `transparent_hugepage/defrag` (`[host] thp_defrag`).
+    pub thp_defrag: huge_memory::ThpDefrag,
     /// Anonymous memory has page-table pages (one unmovable kernel page per 2 MiB touched,
     /// freed at exit).
     pub page_tables: bool,

@@ -27,6 +27,7 @@ pub use parse::{parse_file, parse_str, ScenarioError};
 
 pub use crate::actors::workload::spec::*;
 pub use crate::engine::units::{GIB, KIB, MIB, NS_PER_MS, NS_PER_SEC, NS_PER_US};
+pub use crate::machine::huge_memory::ThpDefrag;
 pub use crate::machine::layout::{MachineType, RamLayout};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -139,6 +140,8 @@ pub struct HostConfig {
     pub cpu_contention: bool,
     /// THP enabled (`always` or `madvise`): raises the default min_free_kbytes (core-mm §2.1).
     pub thp: bool,
+    /// `transparent_hugepage/defrag`: the gfp mask of THP faults (`machine/huge_memory.rs`).
+    pub thp_defrag: ThpDefrag,
     pub machine: MachineType,
     /// Explicit RAM below 4 GiB, overriding the machine type's rule.
     pub lowmem_bytes: Option<u64>,
@@ -285,6 +288,7 @@ pub struct Workload {
 // Enums stored in the scenario by name (see `schema::Conv`).
 schema::named_conv!(
     MachineType,
+    ThpDefrag,
     HighOrderGfp,
     Lifetimes,
     AccessPattern,

@@ -40,13 +40,18 @@ const HIGHORDER_BATCH: u32 = 64;
 
 impl Thread {
     /// A high-order allocation thread.
-    pub fn highorder(o: &Origin, spec: &super::spec::HighOrderSpec) -> Thread {
+    /// A high-order allocation thread; a THP stream's mask follows the host's `thp_defrag`.
+    pub fn highorder(
+        o: &Origin,
+        spec: &super::spec::HighOrderSpec,
+        defrag: crate::machine::huge_memory::ThpDefrag,
+    ) -> Thread {
         use super::spec::HighOrderGfp;
         use crate::machine::gfp::*;
         let gfp = match spec.gfp {
             HighOrderGfp::Atomic => GFP_ATOMIC | __GFP_COMP | __GFP_NOWARN,
             HighOrderGfp::Kernel => GFP_KERNEL | __GFP_COMP,
-            HighOrderGfp::Transhuge => GFP_TRANSHUGE,
+            HighOrderGfp::Transhuge => crate::machine::huge_memory::thp_fault_gfp(defrag),
         };
         let state = HighOrderState {
             order: spec.order,

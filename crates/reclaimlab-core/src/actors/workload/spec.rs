@@ -13,8 +13,9 @@ pub enum HighOrderGfp {
     Atomic,
     /// GFP_KERNEL|__GFP_COMP, unmovable: direct reclaim and direct compaction, retried.
     Kernel,
-    /// GFP_TRANSHUGE (a madvised THP fault), movable: direct compaction and reclaim, no retry
-    /// beyond the first failure for costly orders (falls back).
+    /// A THP fault in a madvised region, movable, its mask by `[host] thp_defrag`: with
+    /// "madvise" (the default) GFP_TRANSHUGE, direct compaction and reclaim, no retry beyond
+    /// the first failure for costly orders (falls back); with "never" no reclaim at all.
     Transhuge,
 }
 

@@ -7,8 +7,8 @@ use crate::scenario::computed;
 use crate::scenario::schema::{section, Conv, Fix, Ty, Val};
 use crate::scenario::units::format_size;
 use crate::scenario::{
-    CostModel, DiskDevice, HostConfig, MachineType, OomConfig, SwapDevice, Sysctl, WritebackConfig,
-    DEFAULT_FRAGMENT_STRIDE, GIB, KIB, MIB, NS_PER_MS, NS_PER_US,
+    CostModel, DiskDevice, HostConfig, MachineType, OomConfig, SwapDevice, Sysctl, ThpDefrag,
+    WritebackConfig, DEFAULT_FRAGMENT_STRIDE, GIB, KIB, MIB, NS_PER_MS, NS_PER_US,
 };
 
 /// Most RAM a machine may have: the frame table numbers frames in 28 bits (`PTE_PFN_MASK`), so
@@ -50,6 +50,11 @@ section! {
             "thp",
             Ty::Bool,
             "transparent huge pages enabled (raises the default min_free_kbytes)",
+        );
+        thp_defrag: ThpDefrag::Madvise => Key::new(
+            "thp_defrag",
+            Ty::Choice { names: ThpDefrag::NAMES, what: "THP defrag setting" },
+            "/sys/kernel/mm/transparent_hugepage/defrag: how hard a THP fault (a \"transhuge\" highorder stream, in a madvised region) tries: \"madvise\" and \"always\" reclaim and compact, \"never\" takes a free huge page or falls back",
         );
         machine: MachineType::Q35 => Key::new(
             "machine",

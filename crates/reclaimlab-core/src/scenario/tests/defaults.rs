@@ -25,6 +25,7 @@ fn defaults_are_the_pinned_values() {
             cpus: 2,
             cpu_contention: false,
             thp: true,
+            thp_defrag: ThpDefrag::Madvise,
             machine: MachineType::Q35,
             lowmem_bytes: None,
             zoneinfo: None,

@@ -52,6 +52,7 @@ max_duration = "2h"
 ram = "8GiB"
 cpus = 4
 thp = false
+thp_defrag = "never"
 machine = "i440fx"
 lowmem = "3GiB"
 [sysctl]
@@ -113,6 +114,7 @@ file = { size = "8GiB", op = "write", passes = 2, hold = "1min" }
     assert_eq!(s.host.ram_bytes, 8 * GIB);
     assert_eq!(s.host.cpus, 4);
     assert!(!s.host.thp);
+    assert_eq!(s.host.thp_defrag, ThpDefrag::Never);
     assert_eq!(s.host.machine, MachineType::I440fx);
     assert_eq!(s.host.lowmem_bytes, Some(3 * GIB));
     assert_eq!(
@@ -254,7 +256,7 @@ fn positions_and_display() {
     assert!(shown.contains("unknown key `rma` in [host]"), "{shown}");
     assert!(shown.contains("help: did you mean `ram`?"), "{shown}");
     assert!(
-        shown.contains("ram, cpus, thp, machine, lowmem, zoneinfo"),
+        shown.contains("ram, cpus, thp, thp_defrag, machine, lowmem, zoneinfo"),
         "{shown}"
     );
 

@@ -99,6 +99,7 @@ fn host_fields(s: &HostConfig) -> Vec<(&'static str, String)> {
             cpus,
             cpu_contention,
             thp,
+            thp_defrag,
             machine,
             lowmem_bytes,
             zoneinfo,

@@ -127,6 +127,7 @@ fn generated_scenarios_round_trip() {
         s.host.ram_bytes = 64 * MIB + next(1024 * GIB - 64 * MIB + 1);
         s.host.cpus = 1 + next(1024) as u32;
         s.host.thp = next(2) == 0;
+        s.host.thp_defrag = ThpDefrag::from_name(ThpDefrag::NAMES[next(5) as usize]).unwrap();
         s.host.machine = if next(2) == 0 {
             MachineType::Q35
         } else {
