@@ -38,6 +38,9 @@ pub struct GuestBackground {
 impl GuestBackground {
     /// The share of vCPU `cpu` of `rate` page frees a second over `vcpus` vCPUs, from `start`,
     /// charged to the guest's task `task`.
+    // Actors do not see the scenario (world/actors sit below config), so the guest's facts
+    // come one by one.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         guest: &str,
         cpu: u32,
@@ -88,18 +91,15 @@ impl Actor for GuestBackground {
         }
         let mut n = 0;
         while self.next_ns <= now + self.ctx.cost_ns && n < BATCH {
-            match m.alloc_pages(GFP_KERNEL, 0, &mut self.ctx) {
-                Ok(pfn) => {
-                    m.mark_kernel_pages(pfn, 0);
-                    // Inverse CDF; 1 - u is in (0, 1], so the log is finite.
-                    let u = self.rng.next_f64();
-                    let life = (-(1.0 - u).ln() * self.lifetime_ns as f64) as u64;
-                    let at = (now + self.ctx.cost_ns).saturating_add(life);
-                    self.live.push(Reverse((at, self.allocations, pfn)));
-                }
-                // A guest short of memory goes without this page (no retry: the next one is
-                // due soon enough).
-                Err(_) => {}
+            // A guest short of memory goes without this page (no retry: the next one is due soon
+            // enough).
+            if let Ok(pfn) = m.alloc_pages(GFP_KERNEL, 0, &mut self.ctx) {
+                m.mark_kernel_pages(pfn, 0);
+                // Inverse CDF; 1 - u is in (0, 1], so the log is finite.
+                let u = self.rng.next_f64();
+                let life = (-(1.0 - u).ln() * self.lifetime_ns as f64) as u64;
+                let at = (now + self.ctx.cost_ns).saturating_add(life);
+                self.live.push(Reverse((at, self.allocations, pfn)));
             }
             self.allocations += 1;
             self.next_ns += self.interval_ns;

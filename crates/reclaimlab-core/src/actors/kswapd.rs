@@ -320,12 +320,13 @@ impl Kswapd {
         let mut sc = ScanControl::new(GFP_KERNEL, alloc_order, hz, 0, true);
         sc.may_unmap = true;
         let mut zone_boosts = [0u64; MAX_NR_ZONES];
-        for z in 0..=hz.min(MAX_NR_ZONES - 1) {
-            if node.zones[z].is_managed() {
-                zone_boosts[z] = node.zones[z].watermark_boost;
+        let top = hz.min(MAX_NR_ZONES - 1);
+        for (boost, zone) in zone_boosts.iter_mut().zip(&mut node.zones).take(top + 1) {
+            if zone.is_managed() {
+                *boost = zone.watermark_boost;
                 // set_reclaim_active: the zones' per-CPU lists keep at most four batches
                 // while kswapd works on them, so freed pages reach the buddy sooner.
-                node.zones[z].reclaim_active = true;
+                zone.reclaim_active = true;
             }
         }
         let nr_boost_reclaim: u64 = zone_boosts.iter().sum();

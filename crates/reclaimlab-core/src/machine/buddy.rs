@@ -434,8 +434,8 @@ mod tests {
         assert_eq!(a, 0);
         // Splitting 1024 down to 1 leaves one free block at each order 0..=9.
         let t = fa.nr_free_total();
-        for o in 0..10 {
-            assert_eq!(t[o], 1, "order {o}");
+        for (o, n) in t.iter().enumerate().take(10) {
+            assert_eq!(*n, 1, "order {o}");
         }
         assert_eq!(t[10], 0);
         assert_eq!(fa.free_pages, 1023);

@@ -25,7 +25,7 @@ fn zones(s: &Scenario) -> Option<(ZoneLayout, Option<[[u64; MAX_NR_ZONES]; MAX_N
             let text = std::fs::read_to_string(path).ok()?;
             parse_zoneinfo(&text)
                 .ok()
-                .map(|z| (z.layout.clone(), Some(z.protection())))
+                .map(|z| (z.layout, Some(z.protection())))
         }
         None => ZoneLayout::for_host(&s.host.ram_layout())
             .ok()

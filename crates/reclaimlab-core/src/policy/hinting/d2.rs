@@ -59,11 +59,8 @@ impl CaptureArrays {
         for &(pfn, order) in &entries[..entries.len() - 1] {
             let z = m.zone_of(pfn);
             match m.zones[z].free_area.free_block_of(&m.frames, pfn) {
-                Some((head, o)) => {
-                    if heads.insert(head) {
-                        kept.push((head, o as u8));
-                    }
-                }
+                Some((head, o)) if heads.insert(head) => kept.push((head, o as u8)),
+                Some(_) => {}
                 None if self.keep_allocated => kept.push((pfn, order)),
                 None => {}
             }

@@ -130,7 +130,7 @@ fn every_xen_key_parses_and_prints_its_value() {
             BLKBACK
                 .keys
                 .iter()
-                .map(|k| (k.name, k.ty.clone(), k.value(&BlkbackParams::default())))
+                .map(|k| (k.name, k.ty, k.value(&BlkbackParams::default())))
                 .collect::<Vec<_>>(),
         ),
         (
@@ -138,7 +138,7 @@ fn every_xen_key_parses_and_prints_its_value() {
             XEN_COST
                 .keys
                 .iter()
-                .map(|k| (k.name, k.ty.clone(), k.value(&XenCost::default())))
+                .map(|k| (k.name, k.ty, k.value(&XenCost::default())))
                 .collect(),
         ),
     ] {
