@@ -44,10 +44,10 @@ GIB = 1 << 30
 #: `free -m` (MiB) shows for a 16 GiB host (16,384 MiB less what firmware and the kernel image
 #: reserve; read as 15,837,000,000 bytes it would be a 16 GiB host missing 1.3 GiB), and "5 GB"
 #: guests are QEMU's `-m 5G` (GiB); the program's 4 GB is read the same way.
-HOST_RAM, GUEST_RAM, PROGRAM = "15837MiB", "5GiB", "4GiB"
 PROGRAM_BYTES = 4 * GIB
+HOST_RAM, GUEST_RAM, PROGRAM = "15837MiB", "5GiB", f"{PROGRAM_BYTES // GIB}GiB"
 #: The host kernel's own memory and a guest's boot-time resident set (§D.5's host_base, and
-#: its base of "about 0.8 GB"; the report shows the counts for other bases).
+#: its base of "about 0.8 GB").
 HOST_BASE, GUEST_BASE = "768MiB", "800MB"
 #: Guests tried in the count runs (more than any variant fits).
 MAX_GUESTS = 16
@@ -318,8 +318,8 @@ def reproduce(situations, root: Path, seed: int, *, store: Store, trace: bool = 
                       ">= 99 % of the peak", round(d1["rss_end"] / peak1, 4),
                       d1["rss_end"] >= 0.99 * peak1),
                 # §E.D.2's 20-30 s is one free list's worth (96 blocks a pass for 1,024 order-10
-                # blocks); a 5 GB q35 guest has two zones (DMA32, Normal), each reported at that
-                # pace in the same pass, so its 4 GB goes in about half the passes.
+                # blocks); a 5 GiB q35 guest has two zones (DMA32, Normal), each reported at that
+                # pace in the same pass, so its 4 GiB goes in about half the passes.
                 Check("E.D.2.D4", "free page reporting returns it within its ~16 passes of 2 s, "
                       "several passes after the exit", "90 % in 8-32 s", d4["t_90"],
                       d4["t_90"] is not None and 8 <= d4["t_90"] <= 32),
