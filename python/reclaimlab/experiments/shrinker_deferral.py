@@ -78,14 +78,14 @@ def simoops_scenario(shrinker: str, xfs_reclaim: str, seed: int) -> dict[str, An
         "swap": {"size": "0"},
         "disk": {"read_latency": "100us"},
         "policy": {"shrinker": shrinker, "xfs_reclaim": xfs_reclaim},
-        "fs": {"ags": 4, "io_latency": "1ms", "io_queue_depth": 8, "log_inodes": 1_000_000},
+        "fs": {"ags": 4, "io_latency": "2ms", "io_queue_depth": 4, "log_inodes": 1_000_000},
         "workload": [
             {"name": "fsmark", "fsmark": {"threads": 1, "files": 2_000_000,
-                                          "nofs_fraction": 1.0}},
-            {"name": "simoops", "simoops": {"threads": 8, "files": 50_000,
-                                            "file_size": "64KiB", "reads_per_unit": 4,
+                                          "nofs_fraction": 0.5}},
+            {"name": "simoops", "simoops": {"threads": 8, "files": 5_000,
+                                            "file_size": "1MiB", "reads_per_unit": 1,
                                             "alloc": "256KiB", "keep_units": 64,
-                                            "think": "1ms"}},
+                                            "think": "50ms"}},
         ],
     }
 

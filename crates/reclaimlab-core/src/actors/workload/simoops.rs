@@ -2,7 +2,7 @@
 //! work, each of which allocates and touches `alloc` bytes of fresh memory (the allocation
 //! whose latency simoops reports), opens and reads `reads_per_unit` files picked at random
 //! from the data set, and thinks. It keeps the memory of its last `keep_units` units and frees
-//! the oldest at the end of each unit, so it allocates steadily without growing.
+//! the oldest once the new unit's memory is held, so it allocates steadily without growing.
 
 use std::any::Any;
 
@@ -161,6 +161,15 @@ impl Simoops {
                         // Counted here; what follows in this step starts afresh.
                         self.stall_ns += self.ctx.stall_ns;
                         self.ctx.stall_ns = 0;
+                        // Release the oldest unit's memory now that the new one is held: its
+                        // pages go back to the free lists while this unit reads and thinks, so
+                        // the page cache and the other threads take them, and the next
+                        // allocation competes for memory like any other instead of finding
+                        // its own frees still there.
+                        if self.units + 1 >= self.spec.keep_units {
+                            let slot = self.slot_base(self.units + 1);
+                            m.zap_anon_range(self.task, slot, self.alloc_pages);
+                        }
                         self.phase = Phase::Read(0, None);
                         continue;
                     }
@@ -204,13 +213,6 @@ impl Simoops {
                     }
                 }
                 Phase::Think => {
-                    // Free the oldest unit's memory (its slot is the next unit's): freed at
-                    // the end of a unit, the pages go back to the free lists for anyone, so
-                    // the next allocation competes for memory like any other.
-                    if self.units + 1 >= self.spec.keep_units {
-                        let slot = self.slot_base(self.units + 1);
-                        m.zap_anon_range(self.task, slot, self.alloc_pages);
-                    }
                     self.ctx.cost_ns += self.spec.think_ns;
                     let end = now + self.ctx.cost_ns;
                     self.unit_latency.record(end - self.unit_started);

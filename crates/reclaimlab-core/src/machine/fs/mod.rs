@@ -334,6 +334,33 @@ mod tests {
     }
 
     #[test]
+    fn cold_reads_queued_ahead_do_not_starve_aild() {
+        // Regression: readers booked the I/O slots seconds ahead, and xfsaild issued only
+        // into a slot free "now", so it never wrote again and a full log stopped every create.
+        let mut m = machine("X3", "v61");
+        create(&mut m, 64);
+        let fs = m.fs.as_mut().unwrap();
+        fs.xlog_cil_push();
+        for _ in 0..100 {
+            fs.xfs.io.read(0, fs.cfg.io_latency_ns);
+        }
+        fs.xfs_ail_push_all();
+        assert_eq!(
+            fs.xfsaild_push(0),
+            2,
+            "both clusters queued behind the reads"
+        );
+        let depth = fs.xfs.io.slots.len() as u64;
+        let done = fs.xfs.io.next_done().unwrap();
+        assert!(
+            done >= 100 / depth * fs.cfg.io_latency_ns,
+            "the writes wait their turn: {done}"
+        );
+        fs.xfs_buf_ioend(u64::MAX);
+        assert_eq!(fs.xfs.log_used, 0);
+    }
+
+    #[test]
     fn drop_slab_empties_clean_caches_and_counts_once() {
         let mut m = machine("X3", "v61");
         create(&mut m, 500);

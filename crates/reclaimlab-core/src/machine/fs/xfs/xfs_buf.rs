@@ -54,8 +54,11 @@ impl ClusterIo {
         done
     }
 
-    pub fn in_flight(&self, at: u64) -> usize {
-        self.slots.iter().filter(|&&t| t > at).count()
+    /// Cluster writes submitted and not yet complete at `at`. Reads are not counted: a
+    /// pusher keeps its own writes queued (up to the queue depth) whatever the readers booked,
+    /// so a stream of cold reads delays the writes but cannot starve them.
+    pub fn writes_in_flight(&self, at: u64) -> usize {
+        self.inflight.iter().filter(|Reverse(e)| e.0 > at).count()
     }
 
     /// The earliest completion still pending.

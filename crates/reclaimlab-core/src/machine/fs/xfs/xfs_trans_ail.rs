@@ -1,8 +1,8 @@
-//! The AIL and its pusher (`xfs_trans_ail.c`): dirty inodes wait in the AIL until their
-//! cluster buffer is written; xfsaild writes the oldest clusters, as many at once as the
-//! queue takes, when asked to push everything (`xfs_ail_push_all`, which every shrinker call
-//! does) or when the log is three quarters full (tail pushing). A finished write cleans the
-//! cluster's inodes and frees their log space (mechanisms §A.6).
+//! The AIL and its pusher (`xfs_trans_ail.c`): dirty inodes wait in the AIL until their cluster
+//! buffer is written; xfsaild keeps up to the queue depth of its cluster writes in flight (queued
+//! behind whatever reads are already booked), when asked to push everything (`xfs_ail_push_all`,
+//! which every shrinker call does) or when the log is three quarters full (tail pushing). A
+//! finished write cleans the cluster's inodes and frees their log space (mechanisms §A.6).
 
 use super::super::inode::{VfsState, XfsState};
 use super::super::Filesystem;
@@ -55,7 +55,7 @@ impl Filesystem {
         }
         let depth = self.xfs.io.slots.len();
         let mut issued = 0;
-        while self.xfs.io.in_flight(at) < depth {
+        while self.xfs.io.writes_in_flight(at) < depth {
             let Some(ino) = self.xfs.ail.pop_front() else {
                 self.xfs.push_all = false;
                 break;
