@@ -99,10 +99,11 @@ def fsmark_scenario(shrinker: str, xfs_reclaim: str, seed: int) -> dict[str, Any
         "swap": {"size": "0"},
         "oom": {"allowed": True},
         "policy": {"shrinker": shrinker, "xfs_reclaim": xfs_reclaim},
-        "fs": {"ags": 4, "io_latency": "5ms", "io_queue_depth": 2, "log_inodes": 1_000_000},
+        "fs": {"ags": 4, "io_latency": "5ms", "io_queue_depth": 2, "log_inodes": 300_000},
         "workload": [
             {"name": "fsmark", "fsmark": {"threads": 2, "files": 400_000,
                                           "nofs_fraction": 0.5}},
+            {"name": "daemon", "anon": {"size": "256MiB", "think": "1ms"}},
         ],
     }
 
@@ -304,6 +305,8 @@ def reproduce(situations, root: Path, seed: int, *, store: Store, trace: bool = 
                 ("Finished (s)", lambda r: round(r.summary.get("fsmark", {}).get(
                     "finished_ns", 0) / 1e9, 3)),
                 ("OOM kills", lambda r: r.summary["headline"].get("oom_kill")),
+                ("OOM victims", lambda r: ", ".join(
+                    k["victim"] for k in r.summary.get("oom_kills", [])) or "-"),
                 ("Allocation stalls", lambda r: r.summary["headline"].get("allocstall")),
                 ("Direct reclaim stall (ms)", lambda r: r.summary["headline"].get(
                     "direct_stall_ms")),
