@@ -75,13 +75,14 @@ impl Checker {
                 FrameState::Owner(vp) if vp as usize >= node.pte.len() => {
                     return Err(format!("frame {p}: owner {vp} is not a vpage"));
                 }
-                FrameState::Reserved => {
-                    if in_zone(p) || fr.page_flags(p) != 0 || (prev, next) != (NIL, NIL) {
-                        return Err(format!(
-                            "reserved frame {p} is managed, or has flags or links"
-                        ));
-                    }
+                FrameState::Reserved
+                    if in_zone(p) || fr.page_flags(p) != 0 || (prev, next) != (NIL, NIL) =>
+                {
+                    return Err(format!(
+                        "reserved frame {p} is managed, or has flags or links"
+                    ));
                 }
+                FrameState::Reserved => {}
                 _ if !in_zone(p) => {
                     return Err(format!("padding frame {p} is not reserved"));
                 }
@@ -175,8 +176,7 @@ impl Checker {
         // LRU lists.
         let mut zone_size = [[0u64; NR_LRU_LISTS]; MAX_NR_ZONES];
         let mut swapcache = 0u64;
-        for l in 0..NR_LRU_LISTS {
-            let list = &node.lruvec.lists[l];
+        for (l, list) in node.lruvec.lists.iter().enumerate() {
             let mut n = 0u64;
             for pfn in list.iter_from_tail(fr) {
                 n += 1;
