@@ -394,6 +394,7 @@ def test_kswapd_trace_summary_counts_what_kswapd_was_doing():
     assert s["wakeup_to_balance"]["median_us"] == pytest.approx(160.0)
     assert s["switch_in_to_balance"]["median_us"] == pytest.approx(10.0)
     assert (s["kswapd_run_reclaimed_median"], s["kswapd_runs_reclaiming_under_32"]) == (23, 1)
+    assert ktrace.wakeup_to_balance_us(KTRACE) == [160.0]
 
 
 def test_kept_traces_name_their_scenarios():

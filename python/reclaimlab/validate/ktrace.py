@@ -66,6 +66,23 @@ def _quantiles_us(values: list[float]) -> dict[str, float]:
     }
 
 
+def wakeup_to_balance_us(trace: str) -> list[float]:
+    """Microseconds from the allocator's first `mm_vmscan_wakeup_kswapd` after a kswapd run
+    began to the next run's `mm_vmscan_kswapd_wake` (`balance_pgdat` starting): what an
+    allocation that woke kswapd waited for kswapd's reclaim, including a stall of kswapd's
+    vCPU after its switch onto it, which `sched_wakeup` -> `sched_switch` misses. The
+    simulator's `Woken` state is this wait (`[cost] wakeup_latency_samples`)."""
+    request: float | None = None
+    out: list[float] = []
+    for t, _comm, name, _args in _events(trace):
+        if name == "mm_vmscan_wakeup_kswapd" and request is None:
+            request = t
+        elif name == "mm_vmscan_kswapd_wake" and request is not None:
+            out.append(round((t - request) * 1e6, 1))
+            request = None
+    return out
+
+
 def summarise(trace: str) -> dict[str, Any]:
     """The summary of one boot's trace (see the module doc)."""
     ev = _events(trace)
@@ -79,10 +96,8 @@ def summarise(trace: str) -> dict[str, Any]:
     direct: list[float] = []
     direct_reclaimed: list[int] = []
     wakeups = boost_wakeups = 0
-    # The allocator's first request since the last run began, and kswapd's last switch-in.
-    request: float | None = None
+    # kswapd's last switch-in.
     switched_in: float | None = None
-    request_to_run: list[float] = []
     switch_to_run: list[float] = []
     run_reclaimed: list[int] = []
     isolate: dict[str, dict[str, int]] = {}
@@ -112,9 +127,6 @@ def summarise(trace: str) -> dict[str, Any]:
         elif name == "mm_vmscan_kswapd_wake":
             run_start = t
             run_reclaimed.append(0)
-            if request is not None:
-                request_to_run.append(t - request)
-                request = None
             if switched_in is not None:
                 switch_to_run.append(t - switched_in)
                 switched_in = None
@@ -123,8 +135,6 @@ def summarise(trace: str) -> dict[str, Any]:
             if run_reclaimed and m:
                 run_reclaimed[-1] += int(m.group(1))
         elif name == "mm_vmscan_wakeup_kswapd":
-            if request is None:
-                request = t
             wakeups += 1
             if args.rstrip().endswith("gfp_flags=none"):
                 boost_wakeups += 1
@@ -164,7 +174,7 @@ def summarise(trace: str) -> dict[str, Any]:
             sorted(run_reclaimed)[len(run_reclaimed) // 2] if run_reclaimed else 0
         ),
         "kswapd_runs_reclaiming_under_32": sum(1 for r in run_reclaimed if r < 32),
-        "wakeup_to_balance": _quantiles_us(request_to_run),
+        "wakeup_to_balance": _quantiles_us([x / 1e6 for x in wakeup_to_balance_us(trace)]),
         "switch_in_to_balance": _quantiles_us(switch_to_run),
         "wakeup_kswapd": wakeups,
         "wakeup_kswapd_gfp_none": boost_wakeups,
