@@ -238,6 +238,10 @@ def test_guest_spec_and_what_it_cannot_mirror(tmp_path):
     assert "echo '100' > /proc/sys/vm/swappiness" in init
     assert "echo madvise > /sys/kernel/mm/transparent_hugepage/enabled" in init
     assert "/reclaimlab-workload run /workload.spec 3" in init
+    # The trace buffer is taken before the "before" snapshot, so that the simulator's
+    # kernel_used (MemTotal - MemFree before) includes it.
+    assert init.index("buffer_size_kb") < init.index("snapshot before")
+    assert init.index("snapshot before") < init.index("echo 1 > $T/tracing_on")
 
 
 def test_module_order_puts_dependencies_first(tmp_path):
@@ -358,6 +362,7 @@ KTRACE = """\
           <idle>-0   [000] dNh2.  10.000100: sched_wakeup: comm=kswapd0 pid=44 prio=120 target_cpu=000
           <idle>-0   [000] d..2.  10.000150: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=kswapd0 next_pid=44 next_prio=120
          kswapd0-44  [000] .....  10.000160: mm_vmscan_kswapd_wake: nid=0 order=0
+         kswapd0-44  [000] .....  10.000300: mm_vmscan_lru_shrink_inactive: nid=0 nr_scanned=23 nr_reclaimed=23 nr_dirty=0 priority=12
  reclaimlab-work-130 [001] .....  10.000500: mm_vmscan_direct_reclaim_begin: order=0 gfp_flags=GFP_HIGHUSER_MOVABLE
          kswapd0-44  [000] d..2.  10.001150: sched_switch: prev_comm=kswapd0 prev_pid=44 prev_prio=120 prev_state=R+ ==> next_comm=rcu_preempt next_pid=9 next_prio=120
  reclaimlab-work-130 [001] .....  10.001500: mm_vmscan_direct_reclaim_end: nr_reclaimed=40
@@ -383,6 +388,13 @@ def test_kswapd_trace_summary_counts_what_kswapd_was_doing():
     assert (s["wakeup_kswapd"], s["wakeup_kswapd_gfp_none"]) == (2, 1)
     assert s["direct_reclaims"] == 2 and s["direct_reclaimed_median"] == 40
     assert s["traced_s"] == 0.003  # rounded to the millisecond
+    # The request at 10.000000 waited 160 us for balance_pgdat, 10 us of it on kswapd's CPU;
+    # the boost request at 10.003000 has no run after it.
+    assert s["wakeup_to_balance"]["n"] == 1
+    assert s["wakeup_to_balance"]["median_us"] == pytest.approx(160.0)
+    assert s["switch_in_to_balance"]["median_us"] == pytest.approx(10.0)
+    assert (s["kswapd_run_reclaimed_median"], s["kswapd_runs_reclaiming_under_32"]) == (23, 1)
+    assert ktrace.wakeup_to_balance_us(KTRACE) == [160.0]
 
 
 def test_kept_traces_name_their_scenarios():

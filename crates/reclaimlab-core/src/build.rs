@@ -99,6 +99,7 @@ pub fn host_params(scn: &Scenario, seed: u64, trace: bool) -> Result<MachinePara
             watermark_boost_factor: scn.sysctl.watermark_boost_factor,
             thp_defrag: scn.host.thp_defrag,
             page_tables: scn.host.page_tables,
+            vmstat_drift: scn.host.vmstat_drift,
         },
         watermarks: policy::watermarks::SWITCH.make(choices.get("watermarks")),
         policy: MachinePolicies {

@@ -88,7 +88,8 @@ GENERAL_LIMITS = (
     "the guest's CPU speed and disk speed are real (TCG or KVM on this host), not [cost], "
     "[swap] and [disk]: counters that depend on timing (kswapd vs direct) differ for that alone",
     "per-CPU page lists and vmstat drift: the kernel's counters are exact only after the "
-    "snapshot's fold, the model has no per-CPU lists",
+    "snapshot's fold; the model has both as options ([host] pcp_lists, vmstat_drift), off in "
+    "the validation scenarios",
 )
 
 

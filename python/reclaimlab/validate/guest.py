@@ -163,6 +163,7 @@ def rep_from_transcript(text: str, source: str) -> dict[str, Any]:
     } | (
         {
             "kswapd_wakeup_us": kswapd_wakeup_latencies(t.sections["sched"]),
+            "kswapd_wait_us": ktrace.wakeup_to_balance_us(t.sections["sched"]),
             "kswapd_trace": ktrace.summarise(t.sections["sched"]),
         }
         if "sched" in t.sections

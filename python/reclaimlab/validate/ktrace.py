@@ -10,6 +10,12 @@ off its CPU) and the reclaim events `mm_vmscan_wakeup_kswapd`, `mm_vmscan_kswapd
   (runnable), woken but not yet running, or sleeping (napping or asleep; `D` is an I/O wait);
 - wake-ups with no gfp flags (`gfp_flags=none`): the allocator's call after a fallback steal
   boosted a zone's watermarks;
+- how long the allocator's request waits for reclaim: from the first `mm_vmscan_wakeup_kswapd`
+  after a run began to the next run's `mm_vmscan_kswapd_wake` (`balance_pgdat` starting), and
+  the part of it after kswapd was switched onto its CPU (in a TCG guest on a loaded host the
+  vCPU can stall there for milliseconds: `sched_wakeup` to `sched_switch` alone misses it);
+- the pages each kswapd run reclaimed (a run of one priority-12 batch, about 23 pages, is one
+  that a few pages freed into a zone already balanced);
 - kswapd's LRU isolations (`mm_vmscan_lru_isolate`) by the highest zone it reclaims for
   (`classzone`), with the pages it scanned and the pages of higher zones it passed over
   (`nr_skipped`, counted in `pgscan_*` as well as `pgskip_*`): a kswapd woken for the DMA zone
@@ -37,12 +43,12 @@ _MT = {"0": "unmovable", "1": "movable", "2": "reclaimable", "3": "highatomic"}
 _EVENT = re.compile(r"^\s*(.+?)-(\d+)\s+\[(\d+)\]\s+\S+\s+(\d+\.\d+): (\w+): (.*)$")
 
 
-def _events(trace: str) -> list[tuple[float, str, str]]:
+def _events(trace: str) -> list[tuple[float, str, str, str]]:
     out = []
     for line in trace.splitlines():
         m = _EVENT.match(line)
         if m:
-            out.append((float(m.group(4)), m.group(5), m.group(6)))
+            out.append((float(m.group(4)), m.group(1).strip(), m.group(5), m.group(6)))
     return out
 
 
@@ -60,6 +66,23 @@ def _quantiles_us(values: list[float]) -> dict[str, float]:
     }
 
 
+def wakeup_to_balance_us(trace: str) -> list[float]:
+    """Microseconds from the allocator's first `mm_vmscan_wakeup_kswapd` after a kswapd run
+    began to the next run's `mm_vmscan_kswapd_wake` (`balance_pgdat` starting): what an
+    allocation that woke kswapd waited for kswapd's reclaim, including a stall of kswapd's
+    vCPU after its switch onto it, which `sched_wakeup` -> `sched_switch` misses. The
+    simulator's `Woken` state is this wait (`[cost] wakeup_latency_samples`)."""
+    request: float | None = None
+    out: list[float] = []
+    for t, _comm, name, _args in _events(trace):
+        if name == "mm_vmscan_wakeup_kswapd" and request is None:
+            request = t
+        elif name == "mm_vmscan_kswapd_wake" and request is not None:
+            out.append(round((t - request) * 1e6, 1))
+            request = None
+    return out
+
+
 def summarise(trace: str) -> dict[str, Any]:
     """The summary of one boot's trace (see the module doc)."""
     ev = _events(trace)
@@ -73,16 +96,20 @@ def summarise(trace: str) -> dict[str, Any]:
     direct: list[float] = []
     direct_reclaimed: list[int] = []
     wakeups = boost_wakeups = 0
+    # kswapd's last switch-in.
+    switched_in: float | None = None
+    switch_to_run: list[float] = []
+    run_reclaimed: list[int] = []
     isolate: dict[str, dict[str, int]] = {}
     extfrag: dict[str, int] = {}
     huge: dict[str, int] = {}
-    for t, name, args in ev:
+    for t, comm, name, args in ev:
         if name == "sched_wakeup":
             if state != "running":
                 state = "woken"
         elif name == "sched_switch":
             if "next_comm=kswapd0" in args:
-                state, on_cpu_since = "running", t
+                state, on_cpu_since, switched_in = "running", t, t
             elif "prev_comm=kswapd0" in args:
                 if on_cpu_since is not None:
                     on_cpu += t - on_cpu_since
@@ -99,6 +126,14 @@ def summarise(trace: str) -> dict[str, Any]:
                         run_start = None
         elif name == "mm_vmscan_kswapd_wake":
             run_start = t
+            run_reclaimed.append(0)
+            if switched_in is not None:
+                switch_to_run.append(t - switched_in)
+                switched_in = None
+        elif name == "mm_vmscan_lru_shrink_inactive" and comm.startswith("kswapd"):
+            m = re.search(r"nr_reclaimed=(\d+)", args)
+            if run_reclaimed and m:
+                run_reclaimed[-1] += int(m.group(1))
         elif name == "mm_vmscan_wakeup_kswapd":
             wakeups += 1
             if args.rstrip().endswith("gfp_flags=none"):
@@ -135,6 +170,12 @@ def summarise(trace: str) -> dict[str, Any]:
         "kswapd_on_cpu_s": round(on_cpu, 3),
         "kswapd_runs": _quantiles_us(runs),
         "kswapd_runs_under_300us": sum(1 for r in runs if r < 300e-6),
+        "kswapd_run_reclaimed_median": (
+            sorted(run_reclaimed)[len(run_reclaimed) // 2] if run_reclaimed else 0
+        ),
+        "kswapd_runs_reclaiming_under_32": sum(1 for r in run_reclaimed if r < 32),
+        "wakeup_to_balance": _quantiles_us([x / 1e6 for x in wakeup_to_balance_us(trace)]),
+        "switch_in_to_balance": _quantiles_us(switch_to_run),
         "wakeup_kswapd": wakeups,
         "wakeup_kswapd_gfp_none": boost_wakeups,
         "lru_isolate": dict(sorted(isolate.items())),

@@ -194,6 +194,8 @@ impl Kswapd {
             State::Asleep { hz } => {
                 node.kswapd.waiting = false;
                 node.kswapd.asleep = false;
+                // Awake, kswapd keeps the drift of the free counts below low - min.
+                node.set_pgdat_percpu_threshold(true);
                 self.start_balance(node, hz)
             }
             // Already running: the request was recorded in kswapd_order/highest_zoneidx.
@@ -285,6 +287,7 @@ impl Kswapd {
             }
             self.state = State::Asleep { hz };
             node.kswapd.asleep = true;
+            node.set_pgdat_percpu_threshold(false);
             return Next::Sleep;
         }
         node.vm.add(
@@ -548,6 +551,39 @@ mod tests {
                     [[workload]]\nname = \"w\"\nanon = { size = \"1MiB\" }\n";
         let scn = crate::scenario::parse_str(text, "t.toml").unwrap();
         crate::run::host_machine(&scn, seed, false).unwrap()
+    }
+
+    /// core-mm §4.4: awake, kswapd runs with the pressure vmstat threshold on the zones that
+    /// have a drift mark (the 512 MiB guest's DMA: 2 instead of 4) and restores the normal one
+    /// before its full sleep; DMA32, without a drift mark, keeps its 12 throughout.
+    #[test]
+    fn an_awake_kswapd_lowers_the_vmstat_threshold_of_drift_mark_zones() {
+        use super::{Kswapd, Next};
+        let text = "name = \"t\"\n[host]\nram = \"512MiB\"\ncpus = 2\nvmstat_drift = true\n\
+                    [cost]\nwakeup_latency = \"0us\"\n\
+                    [[workload]]\nname = \"w\"\nanon = { size = \"1MiB\" }\n";
+        let scn = crate::scenario::parse_str(text, "t.toml").unwrap();
+        let mut m = crate::run::host_machine(&scn, 1, false).unwrap();
+        let mut k = Kswapd::new(
+            crate::policy::kswapd_loop::SWITCH.make("v6.1"),
+            crate::policy::kcompactd::SWITCH.make("v6.1"),
+        );
+        let thresholds = |m: &crate::machine::Machine| {
+            (
+                m.zones[0].free_area.stat.threshold(),
+                m.zones[1].free_area.stat.threshold(),
+            )
+        };
+        assert_eq!(thresholds(&m), (4, 12));
+        let mut next = k.wake(&mut m);
+        assert_eq!(thresholds(&m), (2, 12));
+        // The node is balanced: one balance_pgdat, the nap, then the full sleep.
+        while let Next::At(t) = next {
+            m.now = t;
+            next = k.step(&mut m);
+        }
+        assert!(k.is_asleep());
+        assert_eq!(thresholds(&m), (4, 12));
     }
 
     #[test]

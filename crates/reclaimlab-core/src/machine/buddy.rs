@@ -10,6 +10,7 @@
 //! batches; higher orders come and go directly.
 
 use super::frames::{pg, Frames, List, NIL};
+use super::vmstat_drift::FreePagesStat;
 use super::watermark::{
     MIGRATE_HIGHATOMIC, MIGRATE_MOVABLE, MIGRATE_RECLAIMABLE, MIGRATE_TYPES, MIGRATE_UNMOVABLE,
 };
@@ -32,8 +33,11 @@ pub struct FreeArea {
     pub lists: [[List; MIGRATE_TYPES]; MAX_ORDER],
     /// Free blocks per order and migratetype (`free_area[o].nr_free`, split by type).
     pub nr_free: [[u64; MIGRATE_TYPES]; MAX_ORDER],
-    /// NR_FREE_PAGES of the zone (pages in buddy blocks).
+    /// NR_FREE_PAGES of the zone (pages in buddy blocks), exact.
     pub free_pages: u64,
+    /// The same count as the kernel's counters hold it: per-CPU differentials not yet folded
+    /// (`[host] vmstat_drift`; `vmstat_drift.rs`).
+    pub stat: FreePagesStat,
     /// A fallback steal of a block smaller than a pageblock happened (an external
     /// fragmentation event): the allocator boosts the zone's watermarks and clears this.
     pub fragmentation_event: bool,
@@ -62,6 +66,7 @@ impl FreeArea {
             lists: [[List::default(); MIGRATE_TYPES]; MAX_ORDER],
             nr_free: [[0; MIGRATE_TYPES]; MAX_ORDER],
             free_pages: 0,
+            stat: FreePagesStat::default(),
             fragmentation_event: false,
             notify_order: MAX_ORDER,
             merged: Vec::new(),
@@ -153,6 +158,7 @@ impl FreeArea {
         mt: usize,
     ) {
         self.free_pages += 1 << order;
+        self.stat.modify(1 << order);
         let mut pfn = pfn;
         let mut order = order;
         while order < MAX_ORDER - 1 {
@@ -235,6 +241,7 @@ impl FreeArea {
         let mt = Self::list_mt_of(fr, pfn);
         self.del_block(fr, pfn, order, mt);
         self.free_pages -= 1 << order;
+        self.stat.modify(-(1 << order));
     }
 
     /// Give a range of frames to the allocator at boot, as the largest aligned blocks.
@@ -265,6 +272,7 @@ impl FreeArea {
                 self.add_block(fr, head + (1 << h), h, mt, false);
             }
             self.free_pages -= 1 << order;
+            self.stat.modify(-(1 << order));
             return Some(head);
         }
         None

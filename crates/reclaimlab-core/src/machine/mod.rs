@@ -37,6 +37,7 @@ pub mod swapfile;
 pub mod tracepoint;
 pub mod vmscan;
 pub mod vmstat;
+pub mod vmstat_drift;
 pub mod watermark;
 pub mod workingset;
 pub mod xen;
@@ -56,6 +57,7 @@ use signal::Outbox;
 use swapfile::SwapSpace;
 use tracepoint::{Tracepoint, Tracepoints};
 use vmstat::VmEvents;
+use vmstat_drift::FreePagesStat;
 use watermark::MIGRATE_MOVABLE;
 use zone::{PerCpuPages, Zone};
 
@@ -138,6 +140,9 @@ pub struct MachineConfig {
     /// Anonymous memory has page-table pages (one unmovable kernel page per 2 MiB touched,
     /// freed at exit).
     pub page_tables: bool,
+    /// NR_FREE_PAGES drifts per CPU as 6.1 counts it (`[host] vmstat_drift`,
+    /// `vmstat_drift.rs`); off: the watermark checks read the exact count.
+    pub vmstat_drift: bool,
 }
 
 /// The policy variants the memory model consults (`[policy]`, built from the registry).
@@ -213,6 +218,9 @@ pub struct Machine {
     /// The CPU the running actor is on (set by the world with `now`, through `set_cpu`): whose
     /// per-CPU page lists allocations take from and frees go to.
     pub cpu: usize,
+    /// When the next `vmstat_update` folds the per-CPU free-page differentials
+    /// (`[host] vmstat_drift`; `u64::MAX` without).
+    pub vmstat_fold_at: u64,
     /// Dirty file pages waiting for the flusher, oldest first: (vpage, time dirtied).
     pub dirty_queue: std::collections::VecDeque<(u32, u64)>,
     /// OOM victim whose memory is not yet reaped (no new kill until it is).
@@ -387,6 +395,7 @@ impl Machine {
             min_free_kbytes,
             now: 0,
             cpu: 0,
+            vmstat_fold_at: u64::MAX,
             dirty_queue: Default::default(),
             oom_victim_pending: None,
             oom_kills: Vec::new(),
@@ -418,7 +427,33 @@ impl Machine {
             wakeup_rng: crate::engine::Rng::for_actor(p.seed, "kswapd-wakeup"),
         };
         m.boot_kernel_pages(kernel_used)?;
+        if m.cfg.vmstat_drift {
+            // refresh_zone_stat_thresholds at boot: the differentials start empty.
+            for z in m.zones.iter_mut().filter(|z| z.is_managed()) {
+                z.free_area.stat = FreePagesStat::new(z.managed(), &z.wmark, cpus);
+            }
+            m.vmstat_fold_at = vmstat_drift::STAT_INTERVAL_NS;
+        }
         Ok(m)
+    }
+
+    /// `set_pgdat_percpu_threshold`: kswapd lowers the zones' vmstat thresholds while it is
+    /// awake (`calculate_pressure_threshold`) and restores the normal ones before it sleeps.
+    pub fn set_pgdat_percpu_threshold(&mut self, pressure: bool) {
+        for z in &mut self.zones {
+            z.free_area.stat.set_pressure(pressure);
+        }
+    }
+
+    /// The periodic `vmstat_update`: once a second of simulated time has passed, every CPU's
+    /// differentials go into the zone counters.
+    #[cold]
+    fn vmstat_update(&mut self) {
+        for z in &mut self.zones {
+            z.free_area.stat.fold_all();
+        }
+        let i = vmstat_drift::STAT_INTERVAL_NS;
+        self.vmstat_fold_at = (self.now / i + 1) * i;
     }
 
     /// Run what follows on `cpu` (an actor's home CPU; one beyond the machine's wraps around).
@@ -430,6 +465,15 @@ impl Machine {
         } else {
             cpu as usize % n
         };
+        if self.vmstat_fold_at != u64::MAX {
+            if self.now >= self.vmstat_fold_at {
+                self.vmstat_update();
+            }
+            let cpu = self.cpu;
+            for z in &mut self.zones {
+                z.free_area.stat.cpu = cpu;
+            }
+        }
     }
 
     #[inline]

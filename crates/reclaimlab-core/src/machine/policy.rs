@@ -11,6 +11,11 @@ pub trait WatermarkCheck: std::fmt::Debug {
     /// Does `zone` have enough free memory above `mark` for a block of `order`, for an
     /// allocation whose highest usable zone is `hz`, with these `alloc_flags`?
     fn ok(&self, zone: &Zone, order: u32, mark: u64, hz: usize, flags: u32) -> bool;
+    /// `zone_watermark_ok_safe` (kswapd's checks): the same test on the exact free count when
+    /// the zone's counter is below its `percpu_drift_mark`.
+    fn ok_safe(&self, zone: &Zone, order: u32, mark: u64, hz: usize, flags: u32) -> bool {
+        self.ok(zone, order, mark, hz, flags)
+    }
     /// A variant that is exactly one of the machine's own tests says which, so the allocator's
     /// hot path can call it directly (inlined) instead of through the trait object.
     fn builtin(&self) -> Option<BuiltinCheck> {
@@ -28,13 +33,25 @@ pub enum BuiltinCheck {
 }
 
 impl BuiltinCheck {
+    /// The test on the zone's counter (`zone_page_state`), as the allocator makes it.
     #[inline(always)]
     pub fn ok(self, zone: &Zone, order: u32, mark: u64, hz: usize, flags: u32) -> bool {
+        self.ok_with(zone.nr_free_pages_state(), zone, order, mark, hz, flags)
+    }
+
+    /// `zone_watermark_ok_safe`: exact below the zone's drift mark.
+    #[inline]
+    pub fn ok_safe(self, zone: &Zone, order: u32, mark: u64, hz: usize, flags: u32) -> bool {
+        self.ok_with(zone.nr_free_pages_safe(), zone, order, mark, hz, flags)
+    }
+
+    #[inline(always)]
+    fn ok_with(self, free: i64, zone: &Zone, order: u32, mark: u64, hz: usize, flags: u32) -> bool {
         use super::watermark::alloc_flags::{ALLOC_MIN_RESERVE, ALLOC_NON_BLOCK};
         use super::watermark::{zone_watermark_ok, zone_watermark_ok_legacy};
         match self {
             BuiltinCheck::FreeBlocks => zone_watermark_ok(
-                zone.free_pages() as i64,
+                free,
                 &zone.free_area.nr_free,
                 zone.nr_reserved_highatomic,
                 zone.lowmem_reserve[hz],
@@ -51,7 +68,7 @@ impl BuiltinCheck {
                     mark -= mark / 4;
                 }
                 zone_watermark_ok_legacy(
-                    zone.free_pages() as i64,
+                    free,
                     &zone.free_area.nr_free,
                     zone.lowmem_reserve[hz],
                     order,

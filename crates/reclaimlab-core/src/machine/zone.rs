@@ -79,6 +79,25 @@ impl Zone {
     pub fn free_pages(&self) -> u64 {
         self.free_area.free_pages
     }
+    /// `zone_page_state(zone, NR_FREE_PAGES)`: the folded counter the allocator's watermark
+    /// checks read, off from the exact count by the per-CPU differentials not yet folded
+    /// (exact without `[host] vmstat_drift`). Never below 0, as the kernel clamps it.
+    #[inline(always)]
+    pub fn nr_free_pages_state(&self) -> i64 {
+        (self.free_area.free_pages as i64 - self.free_area.stat.pending()).max(0)
+    }
+    /// The count `zone_watermark_ok_safe` uses: the exact one
+    /// (`zone_page_state_snapshot`) when the counter is below the zone's `percpu_drift_mark`.
+    #[inline]
+    pub fn nr_free_pages_safe(&self) -> i64 {
+        let state = self.nr_free_pages_state();
+        let mark = self.free_area.stat.drift_mark;
+        if mark != 0 && (state as u64) < mark {
+            self.free_area.free_pages as i64
+        } else {
+            state
+        }
+    }
     #[inline]
     pub fn min_wmark_pages(&self) -> u64 {
         self.wmark.min + self.watermark_boost

@@ -162,6 +162,8 @@ pub struct HostConfig {
     pub pcp_lists: bool,
     /// Anonymous memory has page-table pages (one unmovable page per 2 MiB touched).
     pub page_tables: bool,
+    /// NR_FREE_PAGES drifts per CPU as in 6.1 (`machine/vmstat_drift.rs`).
+    pub vmstat_drift: bool,
 }
 
 impl HostConfig {

@@ -58,9 +58,10 @@ fn populated(z: &Zone) -> bool {
     z.span.present > 0 && z.is_managed()
 }
 
-/// The old `zone_watermark_ok(zone, order, high_wmark_pages(zone), 0, 0)`: classzone 0.
+/// The old `zone_watermark_ok_safe(zone, order, high_wmark_pages(zone), 0, 0)` (2.6.36 on):
+/// classzone 0.
 fn high_ok(z: &Zone, check: &dyn WatermarkCheck, order: u32) -> bool {
-    check.ok(z, order, z.high_wmark_pages(), 0, 0)
+    check.ok_safe(z, order, z.high_wmark_pages(), 0, 0)
 }
 
 /// The first half of the 2.6.38 and 3.0 rules: every zone must meet high at order 0, and at

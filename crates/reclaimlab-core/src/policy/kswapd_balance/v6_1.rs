@@ -1,6 +1,6 @@
 //! Linux 6.1 `pgdat_balanced` (core-mm §4.5): balanced when any managed zone up to `hz` meets
 //! its high watermark (boost included) at the order, counting its `lowmem_reserve[hz]`; also
-//! balanced when no managed zone up to `hz` exists.
+//! balanced when no managed zone up to `hz` exists. The check is `zone_watermark_ok_safe`.
 
 use crate::machine::policy::{PgdatBalanced, WatermarkCheck};
 use crate::machine::zone::Zone;
@@ -23,7 +23,7 @@ impl PgdatBalanced for AnyZoneWithReserve {
                 continue;
             }
             any_managed = true;
-            if check.ok(zone, order, zone.high_wmark_pages(), hz, 0) {
+            if check.ok_safe(zone, order, zone.high_wmark_pages(), hz, 0) {
                 return true;
             }
         }

@@ -15,6 +15,10 @@ impl WatermarkCheck for PerOrder {
         BuiltinCheck::PerOrder.ok(zone, order, mark, hz, flags)
     }
 
+    fn ok_safe(&self, zone: &Zone, order: u32, mark: u64, hz: usize, flags: u32) -> bool {
+        BuiltinCheck::PerOrder.ok_safe(zone, order, mark, hz, flags)
+    }
+
     fn builtin(&self) -> Option<BuiltinCheck> {
         Some(BuiltinCheck::PerOrder)
     }

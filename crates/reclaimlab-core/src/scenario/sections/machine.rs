@@ -124,6 +124,13 @@ section! {
             "model the per-CPU page lists (order-0 pages cached per CPU, unseen by the watermark \
              checks); off: frees go straight to the buddy (faster; see docs/MODEL.md)",
         );
+        vmstat_drift: false => Key::new(
+            "vmstat_drift",
+            Ty::Bool,
+            "NR_FREE_PAGES as 6.1 counts it: each CPU's changes reach the zone counter the \
+             watermark checks read only past the zone's vmstat threshold, or at the once-a-second \
+             fold; kswapd's checks read the exact count below percpu_drift_mark (off: exact)",
+        );
         cpu_contention: false => Key::new(
             "cpu_contention",
             Ty::Bool,

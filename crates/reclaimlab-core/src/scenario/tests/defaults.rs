@@ -34,6 +34,7 @@ fn defaults_are_the_pinned_values() {
             kernel_used_bytes: 0,
             pcp_lists: false,
             page_tables: false,
+            vmstat_drift: false,
         }
     );
     assert_eq!(DEFAULT_FRAGMENT_STRIDE, 8);

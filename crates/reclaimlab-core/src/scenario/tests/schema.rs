@@ -107,7 +107,8 @@ fn host_fields(s: &HostConfig) -> Vec<(&'static str, String)> {
             fragment_stride,
             kernel_used_bytes,
             page_tables,
-            pcp_lists
+            pcp_lists,
+            vmstat_drift
         }
     )
 }

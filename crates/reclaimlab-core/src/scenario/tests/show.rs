@@ -139,6 +139,7 @@ fn generated_scenarios_round_trip() {
         s.host.fragment_stride = 2 << next(10);
         s.host.kernel_used_bytes = next(s.host.ram_bytes / 2);
         s.host.pcp_lists = next(2) == 0;
+        s.host.vmstat_drift = next(2) == 0;
         s.sysctl.min_free_kbytes = (next(2) == 0).then(|| 128 + next(262_144 - 127));
         s.sysctl.watermark_scale_factor = 1 + next(3000);
         s.sysctl.watermark_boost_factor = next(1_000_001);
