@@ -128,38 +128,37 @@ impl FreePagesStat {
 mod tests {
     use super::*;
 
+    /// The validation guest's zones (2 CPUs): DMA, 3840 managed pages, and DMA32, 112690.
+    const DMA: Watermarks = Watermarks {
+        min: 22,
+        low: 27,
+        high: 32,
+        promo: 0,
+    };
+    const DMA32: Watermarks = Watermarks {
+        min: 656,
+        low: 820,
+        high: 984,
+        promo: 0,
+    };
+
     /// The guest's DMA zone of the validation scenarios (3840 managed, min 22 low 27 high 32)
     /// and its DMA32 zone (112690 managed, min 656 low 820 high 984), 2 CPUs: DMA's drift of
     /// 2 × 4 pages exceeds its 5-page low - min gap, so it has a drift mark of 32 + 8 and a
     /// pressure threshold of 5 / 2 = 2; DMA32's 2 × 12 stays inside its 164 pages.
     #[test]
     fn thresholds_and_drift_mark_of_the_guest_zones() {
-        let dma = Watermarks {
-            min: 22,
-            low: 27,
-            high: 32,
-            promo: 0,
-        };
+        let dma = DMA;
         let s = FreePagesStat::new(3840, &dma, 2);
         assert_eq!((s.normal, s.pressure, s.drift_mark), (4, 2, 40));
-        let dma32 = Watermarks {
-            min: 656,
-            low: 820,
-            high: 984,
-            promo: 0,
-        };
+        let dma32 = DMA32;
         let s = FreePagesStat::new(112_690, &dma32, 2);
         assert_eq!((s.normal, s.drift_mark), (12, 0));
     }
 
     #[test]
     fn changes_fold_past_the_threshold_per_cpu() {
-        let dma = Watermarks {
-            min: 22,
-            low: 27,
-            high: 32,
-            promo: 0,
-        };
+        let dma = DMA;
         let mut s = FreePagesStat::new(3840, &dma, 2);
         // Four allocations on CPU 0 wait; the fifth folds all five.
         for _ in 0..4 {
@@ -182,12 +181,7 @@ mod tests {
 
     #[test]
     fn pressure_threshold_only_for_zones_with_a_drift_mark() {
-        let dma = Watermarks {
-            min: 22,
-            low: 27,
-            high: 32,
-            promo: 0,
-        };
+        let dma = DMA;
         let mut s = FreePagesStat::new(3840, &dma, 2);
         s.set_pressure(true);
         assert_eq!(s.threshold(), 2);
@@ -197,12 +191,7 @@ mod tests {
         assert_eq!(s.pending(), 0);
         s.set_pressure(false);
         assert_eq!(s.threshold(), 4);
-        let dma32 = Watermarks {
-            min: 656,
-            low: 820,
-            high: 984,
-            promo: 0,
-        };
+        let dma32 = DMA32;
         let mut s = FreePagesStat::new(112_690, &dma32, 2);
         s.set_pressure(true);
         assert_eq!(s.threshold(), 12);
