@@ -74,7 +74,7 @@ def simoops_scenario(shrinker: str, xfs_reclaim: str, seed: int) -> dict[str, An
     return {
         "name": f"xfs-simoops-{shrinker}-{xfs_reclaim}",
         "sim": {"seed": seed, "duration": "20s"},
-        "host": {"ram": "512MiB", "cpus": 4},
+        "host": {"ram": "2GiB", "cpus": 4},
         "swap": {"size": "0"},
         "disk": {"read_latency": "100us"},
         "policy": {"shrinker": shrinker, "xfs_reclaim": xfs_reclaim},
@@ -82,10 +82,10 @@ def simoops_scenario(shrinker: str, xfs_reclaim: str, seed: int) -> dict[str, An
         "workload": [
             {"name": "fsmark", "fsmark": {"threads": 1, "files": 2_000_000,
                                           "nofs_fraction": 0.5}},
-            {"name": "simoops", "simoops": {"threads": 8, "files": 5_000,
+            {"name": "simoops", "simoops": {"threads": 16, "files": 20_000,
                                             "file_size": "1MiB", "reads_per_unit": 1,
-                                            "alloc": "256KiB", "keep_units": 64,
-                                            "think": "50ms"}},
+                                            "alloc": "1MiB", "keep_units": 64,
+                                            "think": "20ms"}},
         ],
     }
 
