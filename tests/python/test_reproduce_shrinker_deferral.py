@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import time
+import tomllib
+from pathlib import Path
 
 import pytest
 
@@ -103,3 +105,16 @@ def test_compare_shows_latency_percentiles(repro):
     want = load_run(root / "simoops" / "chinner+X2").summary["latency"]["allocation"]["p99_ns"]
     assert rows["Latency allocation p99"].cells[1].value == want
     assert "Latency unit p99.9" in rows
+
+
+@pytest.mark.parametrize("make,example", [(exp.simoops_scenario, "xfs-simoops"),
+                                          (exp.fsmark_scenario, "xfs-fsmark")])
+def test_builders_are_the_examples(make, example):
+    # The reproduction builds its runs in code; the example files are what a user runs. They
+    # must be the same scenario, apart from the name and the policy pair the builder is given.
+    path = Path(__file__).resolve().parents[2] / "scenarios" / f"{example}.toml"
+    want = tomllib.loads(path.read_text())
+    got = make(want["policy"]["shrinker"], want["policy"]["xfs_reclaim"], want["sim"]["seed"])
+    got.pop("name")
+    want.pop("name")
+    assert got == want
