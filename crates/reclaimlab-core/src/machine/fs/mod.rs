@@ -310,12 +310,19 @@ mod tests {
         m.fs = Some(fs);
     }
 
-    #[test]
-    fn aild_cleans_and_frees_log_space_then_x3_reclaims() {
+    /// 64 inodes created under X3 and checkpointed: dirty, in the AIL, two clusters (32
+    /// inodes in each of 2 AGs) for xfsaild to push.
+    fn checkpointed_inodes() -> Machine {
         let mut m = machine("X3", "v61");
         create(&mut m, 64);
+        m.fs.as_mut().unwrap().xlog_cil_push();
+        m
+    }
+
+    #[test]
+    fn aild_cleans_and_frees_log_space_then_x3_reclaims() {
+        let mut m = checkpointed_inodes();
         let fs = m.fs.as_mut().unwrap();
-        fs.xlog_cil_push();
         assert!(fs.icache.i.iter().all(|i| i.xfs == XfsState::Dirty));
         fs.xfs_ail_push_all();
         assert_eq!(
@@ -337,10 +344,8 @@ mod tests {
     fn cold_reads_queued_ahead_do_not_starve_aild() {
         // Regression: readers booked the I/O slots seconds ahead, and xfsaild issued only
         // into a slot free "now", so it never wrote again and a full log stopped every create.
-        let mut m = machine("X3", "v61");
-        create(&mut m, 64);
+        let mut m = checkpointed_inodes();
         let fs = m.fs.as_mut().unwrap();
-        fs.xlog_cil_push();
         for _ in 0..100 {
             fs.xfs.io.read(0, fs.cfg.io_latency_ns);
         }
