@@ -630,14 +630,19 @@ def execute(
     for name in (SUMMARY_PARQUET, SUMMARY_CSV, MANIFEST):
         for leftover in out.glob(f".{name}.partial-*"):
             leftover.unlink(missing_ok=True)
+
+    def from_store(job: Job) -> bool:
+        found = store.lookup(job.key, job.resolved, job.seed)
+        if found is not None:
+            outcome.rows[job.index] = _row(job, "ok", found.summary, store.meta(job.key))
+        return found is not None
+
     todo: list[Job] = []
     for job in jobs:
-        found = store.lookup(job.key, job.resolved, job.seed)
-        if found is None:
+        if from_store(job):
+            outcome.reused += 1
+        else:
             todo.append(job)
-            continue
-        outcome.reused += 1
-        outcome.rows[job.index] = _row(job, "ok", found.summary, store.meta(job.key))
 
     def flush() -> None:
         write_summary(out, [outcome.rows[i] for i in sorted(outcome.rows)], columns)
@@ -682,6 +687,11 @@ def execute(
         interrupted = False
     finally:
         backend.close(interrupted)
+        # An interrupt can land between a run's store.put and its row: the store is what
+        # holds the finished runs, so the summary lists what it holds.
+        for job in todo:
+            if job.index not in outcome.rows and from_store(job):
+                outcome.done += 1
         flush()
     outcome.wall_seconds = time.perf_counter() - t0
     return outcome

@@ -207,6 +207,28 @@ def test_sigkill_mid_sweep_loses_nothing_and_recomputes_nothing(tmp_path):
     assert not [p for p in out.glob(".*") if p.name != ".store"]
 
 
+def test_interrupt_between_store_and_row_keeps_the_run_in_the_summary(tmp_path, monkeypatch):
+    # Regression (seen in CI): Ctrl-C landed after a run's store.put and before its row, so the
+    # store held a run the summary did not list. The summary is now read back from the store.
+    jobs = sweeps.plan(sweeps.load(make(tmp_path, 'scenario = "tiny.toml"\nseeds = 3\n')))
+    out = tmp_path / "out"
+    out.mkdir()
+    store = Store(out / ".store")
+    put = store.put
+
+    def put_then_interrupt(*a, **kw):
+        put(*a, **kw)
+        if len(entries(out / ".store")) == 2:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(store, "put", put_then_interrupt)
+    with store.writing("the test"), pytest.raises(KeyboardInterrupt):
+        sweeps.execute(jobs, store, out, [], workers=1)
+    done = entries(out / ".store")
+    assert len(done) == 2
+    assert sorted(_rows(out)["key"]) == [e.name for e in done]
+
+
 def test_second_writer_gets_a_clear_error(tmp_path):
     path = make(tmp_path)
     out = tmp_path / "out"
