@@ -52,8 +52,19 @@ impl Actor for Flusher {
         signal == Signal::Dirtied
     }
 
+    /// A page was dirtied. Past the background threshold, background writeback starts now,
+    /// as the writer's `balance_dirty_pages` starts it (`wb_start_background_writeback`),
+    /// even when the flusher is between its periodic wake-ups; below it, an idle flusher only
+    /// schedules its periodic check for the page's expiry.
     fn on_signal(&mut self, _signal: Signal, cx: &mut StepCx) -> Option<Wake> {
-        Some(Wake::IfIdle(cx.now()))
+        let now = cx.now();
+        let m = cx.machine();
+        let (_, bg) = m.dirty_limits();
+        if m.stat.nr_dirty > bg {
+            Some(Wake::NoLaterThan(now))
+        } else {
+            Some(Wake::IfIdle(now))
+        }
     }
 
     fn as_any(&self) -> &dyn Any {
