@@ -11,7 +11,12 @@ mm_vmscan_kswapd_wake (balance_pgdat starting) instead: the whole wait of an all
 woke kswapd, including a stall of kswapd's vCPU after its switch onto it (docs/VALIDATION.md,
 "What a traced boot shows"), which is what the simulator's wake-up latency stands for; take
 such a boot in the same sitting as the kept results it is to go with.
-Needs what `reclaimlab validate --boot` needs (bash scripts/validate-setup.sh).
+`--kept` boots nothing: it pools the `wakeup_kswapd` waits that every kept boot of the
+scenario recorded (validation/real/<scenario>.json, `kswapd_wait_us` of each rep; the
+guest's /init traces every boot), so the samples come from the very boots the scenario is
+scored against.
+Needs what `reclaimlab validate --boot` needs (bash scripts/validate-setup.sh), except with
+`--kept`.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import statistics
 import sys
 from pathlib import Path
 
+from reclaimlab.api import ScenarioError, ScenarioNotFound
 from reclaimlab.validate import guest, kernel, spec, store
 from reclaimlab.validate.errors import ValidateError
 
@@ -35,9 +41,13 @@ def main() -> int:
     p.add_argument("--accel", choices=("kvm", "tcg"), default="tcg")
     p.add_argument("--from", dest="start", choices=("sched_wakeup", "wakeup_kswapd"),
                    default="sched_wakeup")
+    p.add_argument("--kept", action="store_true",
+                   help="pool the waits the kept boots recorded instead of booting")
     args = p.parse_args()
+    if args.kept:
+        return from_kept(args.scenario)
     try:
-        s = spec.load(ROOT / "validation" / f"{args.scenario}.toml")
+        s = load(args.scenario)
         k = kernel.fetch_kernel(store.CACHE)
         rep = guest.boot(s, k, store.CACHE / "work-wakeup" / s.name, kernel.busybox_binary(),
                          kernel.build_workload(store.CACHE), 1, args.accel == "kvm")
@@ -49,7 +59,6 @@ def main() -> int:
         print(f"validate-wakeup: only {len(lat)} kswapd wake-ups traced; nothing written",
               file=sys.stderr)
         return 1
-    q = statistics.quantiles(lat, n=10)
     out = {
         "what": "kswapd0 wake-up latency: microseconds from each sched_wakeup of kswapd0 to the "
                 "next sched_switch onto it, during one run of the scenario's workload"
@@ -59,16 +68,66 @@ def main() -> int:
                 "mm_vmscan_kswapd_wake, during one run of the scenario's workload",
         "wall_time_s": rep["wall_time_s"],
         "scenario": s.name, "accel": args.accel.upper(), "kernel": rep["kernel"],
-        "date": datetime.date.today().isoformat(), "wakeups": len(lat),
-        "mean_us": round(statistics.fmean(lat), 1), "median_us": statistics.median(lat),
-        "p10_us": q[0], "p90_us": q[-1], "latencies_us": lat,
-    }
+        "date": datetime.date.today().isoformat(),
+    } | summary(lat) | {"latencies_us": lat}
+    write(s.name, out)
+    return 0
+
+
+def load(scenario: str) -> spec.GuestSpec:
+    """validation/<scenario>.toml; a ValidateError (exit 2) naming it when it is missing or
+    malformed."""
+    try:
+        return spec.load(ROOT / "validation" / f"{scenario}.toml")
+    except (ScenarioError, ScenarioNotFound) as e:
+        raise ValidateError(str(e), exit_code=2) from None
+
+
+def summary(lat: list[float]) -> dict:
+    q = statistics.quantiles(lat, n=10)
+    return {"wakeups": len(lat), "mean_us": round(statistics.fmean(lat), 1),
+            "median_us": statistics.median(lat), "p10_us": q[0], "p90_us": q[-1]}
+
+
+def write(scenario: str, out: dict) -> None:
     # anon-seq-reread's boot is the validation scenarios' default sample; another scenario's
     # boot keeps its own (its workloads keep the vCPUs busier or idler than anon-seq-reread's).
-    name = "kswapd-wakeup" if s.name == "anon-seq-reread" else f"{s.name}.kswapd-wakeup"
+    name = "kswapd-wakeup" if scenario == "anon-seq-reread" else f"{scenario}.kswapd-wakeup"
     path = ROOT / "validation" / "real" / f"{name}.json"
     path.write_text(json.dumps(out, indent=1) + "\n")
-    print(f"{path}: {len(lat)} wake-ups, mean {out['mean_us']} us, median {out['median_us']} us")
+    print(f"{path}: {out['wakeups']} wake-ups, mean {out['mean_us']} us, "
+          f"median {out['median_us']} us")
+
+
+def from_kept(scenario: str) -> int:
+    """The waits of every kept boot of ``scenario``, pooled, as the scenario's samples."""
+    try:
+        s = load(scenario)
+        kept = store.load(s)
+    except ValidateError as e:
+        print(f"validate-wakeup: {e}", file=sys.stderr)
+        return e.exit_code
+    reps = kept["reps"]
+    if not all("kswapd_wait_us" in r for r in reps):
+        print(f"validate-wakeup: the kept boots of {scenario} predate the traced /init (no "
+              f"kswapd_wait_us); regenerate them with scripts/validate-real.sh "
+              f"validation/{scenario}.toml", file=sys.stderr)
+        return 2
+    lat = [x for r in reps for x in r["kswapd_wait_us"]]
+    if len(lat) < 10:
+        print(f"validate-wakeup: only {len(lat)} waits in the kept boots; nothing written",
+              file=sys.stderr)
+        return 1
+    out = {
+        "what": "kswapd0 wake-up latency: microseconds from the allocator's first "
+                "mm_vmscan_wakeup_kswapd after a kswapd run began to the next "
+                "mm_vmscan_kswapd_wake, pooled over the kept boots of the scenario "
+                "(the boots it is scored against)",
+        "scenario": s.name, "accel": kept["accel"], "kernel": kept["kernel"],
+        "date": kept["date"][:10], "boots": len(reps),
+        "wall_time_s": [r["wall_time_s"] for r in reps],
+    } | summary(lat) | {"latencies_us": lat}
+    write(s.name, out)
     return 0
 
 

@@ -24,14 +24,17 @@ VALIDATION = ROOT / "validation"
 # The per-counter scenarios; those with guests are the balloon validation's
 # (test_validate_balloon.py).
 SCENARIOS = sorted(p for p in VALIDATION.glob("*.toml") if not balloon.is_guest_scenario(p))
+# Earlier or later sittings kept beside the reference one (docs/VALIDATION.md), each scenario
+# with its own kept results under the sitting's real/.
+SITTINGS = sorted(VALIDATION.glob("sittings/*/*.toml"))
 TRANSCRIPT = Path(__file__).with_name("data") / "validate-console.log"
 
 
 # --- the kept data ---------------------------------------------------------------------------
 
 def test_every_validation_scenario_has_complete_kept_results():
-    assert len(SCENARIOS) >= 5
-    for path in SCENARIOS:
+    assert len(SCENARIOS) >= 5 and len(SITTINGS) >= 5
+    for path in SCENARIOS + SITTINGS:
         s = spec.load(path)
         assert s.ram_bytes == 512 << 20 and s.cpus == 2 and s.swap_bytes == 1 << 30
         kept = store.load(s)  # checks fields, types and the scenario's content hash
@@ -417,6 +420,27 @@ def test_each_scenario_draws_kswapd_wakeups_from_latencies_measured_in_its_guest
         assert measured["mean_us"] == pytest.approx(
             statistics.fmean(measured["latencies_us"]), abs=0.1
         )
+
+
+def test_pooled_waits_are_the_ones_the_kept_boots_recorded():
+    # `scripts/validate-wakeup.py SCENARIO --kept` pools the waits (wakeup_kswapd to
+    # balance_pgdat) that the kept boots themselves recorded: the samples of such a scenario
+    # are exactly those, in boot order, so they go with the boots it is scored against.
+    pooled_ones = 0
+    for path in SCENARIOS + SITTINGS:
+        s = spec.load(path)
+        measured = json.loads(
+            (path.parent / s.document["cost"]["wakeup_latency_samples"]).read_text()
+        )
+        if "boots" not in measured:
+            continue  # a separate boot's sched_wakeup latencies (docs/VALIDATION.md)
+        pooled_ones += 1
+        kept = store.load(s)
+        assert measured["boots"] == len(kept["reps"]) and measured["date"] == kept["date"][:10]
+        pooled = [w for rep in kept["reps"] for w in rep["kswapd_wait_us"]]
+        assert measured["latencies_us"] == pooled, path.name
+        assert measured["wakeups"] == len(pooled) >= 50
+    assert pooled_ones >= 6  # file-write and the 2026-11-27 sitting
 
 
 def test_the_sampled_wakeup_latency_reaches_the_simulator(tmp_path):

@@ -18,8 +18,13 @@ pub struct CostModel {
     pub swapcache_fault_ns: u64,
     /// Kernel path of a major (swap-in) fault, excluding device time (§9: kernel path ~5-10 us).
     pub major_fault_ns: u64,
-    /// Buffered read/write of one page that hits the page cache (§9, 0.3-1 us).
+    /// Buffered read of one page that hits the page cache (§9, 0.3-1 us).
     pub file_hit_ns: u64,
+    /// Buffered write of one whole page, whether it was cached or not: the copy into the page
+    /// cache and the page's dirtying, and its share of the writeback CPU work that follows
+    /// (block mapping, bio submission and completion), which the model's flusher does not
+    /// charge (§9 has no row for it; by default the same as a read hit).
+    pub file_write_ns: u64,
     /// Adding one page to the page cache on a miss, excluding device time.
     pub file_miss_ns: u64,
     /// Isolating and judging one unmapped page on an LRU list (§9 "LRU scan", 0.2-1 us).

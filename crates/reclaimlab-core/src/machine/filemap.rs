@@ -24,9 +24,11 @@ impl Machine {
     ) -> Access {
         let pte = self.pte[vp as usize];
         if pte_present(pte) {
-            t.cost_ns += self.cfg.cost.file_hit_ns;
             if write {
+                t.cost_ns += self.cfg.cost.file_write_ns;
                 self.mark_dirty(vp, pte);
+            } else {
+                t.cost_ns += self.cfg.cost.file_hit_ns;
             }
             self.mark_accessed(pte);
             return Access::Done;
@@ -37,7 +39,7 @@ impl Machine {
                 Ok(p) => p,
                 Err(a) => return a,
             };
-            t.cost_ns += self.cfg.cost.file_hit_ns;
+            t.cost_ns += self.cfg.cost.file_write_ns;
             self.mark_dirty(vp, pfn);
             self.mark_accessed(pfn);
             return Access::Done;
@@ -159,6 +161,32 @@ mod tests {
             }
         }
         unreachable!("all memory is free again")
+    }
+
+    /// A buffered write charges `file_write` whether the page was cached or is added now (a
+    /// new page also pays `file_miss`); a read hit charges `file_hit`. Distinct values, so a
+    /// swapped key shows.
+    #[test]
+    fn writes_charge_file_write_and_read_hits_file_hit() {
+        let text = "name = \"t\"\n[host]\nram = \"64MiB\"\n\
+                    [cost]\nfile_hit = \"1us\"\nfile_write = \"7us\"\nfile_miss = \"50us\"\n\
+                    [[workload]]\nname = \"w\"\nanon = { size = \"1MiB\" }\n";
+        let scn = crate::scenario::parse_str(text, "t.toml").unwrap();
+        let mut m = crate::run::host_machine(&scn, 1, false).unwrap();
+        let task = m.add_task("writer", 0);
+        let r = m.add_region(task, 16, false).unwrap();
+        let (base, end) = (m.regions[r].base, m.regions[r].base + 16);
+        let mut cost = |write: bool| {
+            let mut t = TaskCtx {
+                task,
+                ..TaskCtx::default()
+            };
+            assert_eq!(m.file_access(base, end, write, &mut t), Access::Done);
+            t.cost_ns
+        };
+        assert_eq!(cost(true), 57_000, "a new page: file_miss + file_write");
+        assert_eq!(cost(true), 7_000, "a cached page rewritten: file_write");
+        assert_eq!(cost(false), 1_000, "a read hit: file_hit");
     }
 
     /// Regression (generated scenarios, issue 15): direct reclaim entered by a readahead

@@ -352,7 +352,8 @@ section! {
         anon_fault_ns: 1_000 => Key::new("anon_fault", LATENCY, "first-touch anonymous fault: allocate and zero a page");
         swapcache_fault_ns: 1_000 => Key::new("swapcache_fault", LATENCY, "minor fault on a swap-cache hit");
         major_fault_ns: 5_000 => Key::new("major_fault", LATENCY, "kernel path of a swap-in fault, excluding device time");
-        file_hit_ns: 300 => Key::new("file_hit", LATENCY, "buffered read/write of one page that hits the page cache");
+        file_hit_ns: 300 => Key::new("file_hit", LATENCY, "buffered read of one page that hits the page cache");
+        file_write_ns: 300 => Key::new("file_write", LATENCY, "buffered write of one whole page (cached or newly added): the copy, the dirtying and its share of the writeback's CPU work");
         file_miss_ns: 1_000 => Key::new("file_miss", LATENCY, "adding one page to the page cache on a miss, excluding device time");
         scan_unmapped_ns: 300 => Key::new("scan_unmapped", LATENCY, "isolating and judging one unmapped LRU page");
         scan_mapped_ns: 1_500 => Key::new("scan_mapped", LATENCY, "isolating and judging one mapped page (rmap walk, young bit, unmap)");

@@ -82,7 +82,10 @@ fn defaults_are_the_pinned_values() {
     );
     assert_eq!(
         costs(&s.cost),
-        [20, 1000, 1000, 5000, 300, 1000, 300, 1500, 2000, 100, 1000, 20, 2000, 1000, 20_000]
+        [
+            20, 1000, 1000, 5000, 300, 300, 1000, 300, 1500, 2000, 100, 1000, 20, 2000, 1000,
+            20_000
+        ]
     );
     // No measured latencies: every wake-up takes the constant.
     assert_eq!(s.cost.wakeup_latency_samples, None);
@@ -160,6 +163,7 @@ fn costs(c: &CostModel) -> Vec<u64> {
         swapcache_fault_ns,
         major_fault_ns,
         file_hit_ns,
+        file_write_ns,
         file_miss_ns,
         scan_unmapped_ns,
         scan_mapped_ns,
@@ -178,6 +182,7 @@ fn costs(c: &CostModel) -> Vec<u64> {
         swapcache_fault_ns,
         major_fault_ns,
         file_hit_ns,
+        file_write_ns,
         file_miss_ns,
         scan_unmapped_ns,
         scan_mapped_ns,

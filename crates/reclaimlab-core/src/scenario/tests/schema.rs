@@ -171,6 +171,7 @@ fn cost_fields(s: &CostModel) -> Vec<(&'static str, String)> {
             swapcache_fault_ns,
             major_fault_ns,
             file_hit_ns,
+            file_write_ns,
             file_miss_ns,
             scan_unmapped_ns,
             scan_mapped_ns,
