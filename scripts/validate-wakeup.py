@@ -55,23 +55,13 @@ def main() -> int:
         print(f"validate-wakeup: {e}", file=sys.stderr)
         return e.exit_code
     lat = rep.get("kswapd_wakeup_us" if args.start == "sched_wakeup" else "kswapd_wait_us", [])
-    if len(lat) < 10:
-        print(f"validate-wakeup: only {len(lat)} kswapd wake-ups traced; nothing written",
-              file=sys.stderr)
-        return 1
-    out = {
-        "what": "kswapd0 wake-up latency: microseconds from each sched_wakeup of kswapd0 to the "
-                "next sched_switch onto it, during one run of the scenario's workload"
-                if args.start == "sched_wakeup" else
-                "kswapd0 wake-up latency: microseconds from the allocator's first "
-                "mm_vmscan_wakeup_kswapd after a kswapd run began to the next "
-                "mm_vmscan_kswapd_wake, during one run of the scenario's workload",
+    what = (SCHED_WHAT if args.start == "sched_wakeup" else WAIT_WHAT)
+    return keep(s.name, lat, {
+        "what": what + ", during one run of the scenario's workload",
         "wall_time_s": rep["wall_time_s"],
         "scenario": s.name, "accel": args.accel.upper(), "kernel": rep["kernel"],
         "date": datetime.date.today().isoformat(),
-    } | summary(lat) | {"latencies_us": lat}
-    write(s.name, out)
-    return 0
+    })
 
 
 def load(scenario: str) -> spec.GuestSpec:
@@ -87,6 +77,24 @@ def summary(lat: list[float]) -> dict:
     q = statistics.quantiles(lat, n=10)
     return {"wakeups": len(lat), "mean_us": round(statistics.fmean(lat), 1),
             "median_us": statistics.median(lat), "p10_us": q[0], "p90_us": q[-1]}
+
+
+SCHED_WHAT = ("kswapd0 wake-up latency: microseconds from each sched_wakeup of kswapd0 to the "
+              "next sched_switch onto it")
+WAIT_WHAT = ("kswapd0 wake-up latency: microseconds from the allocator's first "
+             "mm_vmscan_wakeup_kswapd after a kswapd run began to the next "
+             "mm_vmscan_kswapd_wake")
+
+
+def keep(scenario: str, lat: list[float], fields: dict) -> int:
+    """Write the samples ``lat`` with ``fields`` and their summary; 1 (nothing written) when
+    there are too few to draw from."""
+    if len(lat) < 10:
+        print(f"validate-wakeup: only {len(lat)} kswapd wake-ups traced; nothing written",
+              file=sys.stderr)
+        return 1
+    write(scenario, fields | summary(lat) | {"latencies_us": lat})
+    return 0
 
 
 def write(scenario: str, out: dict) -> None:
@@ -113,22 +121,13 @@ def from_kept(scenario: str) -> int:
               f"kswapd_wait_us); regenerate them with scripts/validate-real.sh "
               f"validation/{scenario}.toml", file=sys.stderr)
         return 2
-    lat = [x for r in reps for x in r["kswapd_wait_us"]]
-    if len(lat) < 10:
-        print(f"validate-wakeup: only {len(lat)} waits in the kept boots; nothing written",
-              file=sys.stderr)
-        return 1
-    out = {
-        "what": "kswapd0 wake-up latency: microseconds from the allocator's first "
-                "mm_vmscan_wakeup_kswapd after a kswapd run began to the next "
-                "mm_vmscan_kswapd_wake, pooled over the kept boots of the scenario "
-                "(the boots it is scored against)",
+    return keep(s.name, [x for r in reps for x in r["kswapd_wait_us"]], {
+        "what": WAIT_WHAT + ", pooled over the kept boots of the scenario (the boots it is "
+                "scored against)",
         "scenario": s.name, "accel": kept["accel"], "kernel": kept["kernel"],
         "date": kept["date"][:10], "boots": len(reps),
         "wall_time_s": [r["wall_time_s"] for r in reps],
-    } | summary(lat) | {"latencies_us": lat}
-    write(s.name, out)
-    return 0
+    })
 
 
 if __name__ == "__main__":
