@@ -33,6 +33,12 @@ from reclaimlab.validate import guest, kernel, spec, store
 from reclaimlab.validate.errors import ValidateError
 
 ROOT = Path(__file__).resolve().parent.parent
+# What the two kinds of samples measure (the `what` of the file written).
+SCHED_WHAT = ("kswapd0 wake-up latency: microseconds from each sched_wakeup of kswapd0 to the "
+              "next sched_switch onto it")
+WAIT_WHAT = ("kswapd0 wake-up latency: microseconds from the allocator's first "
+             "mm_vmscan_wakeup_kswapd after a kswapd run began to the next "
+             "mm_vmscan_kswapd_wake")
 
 
 def main() -> int:
@@ -77,13 +83,6 @@ def summary(lat: list[float]) -> dict:
     q = statistics.quantiles(lat, n=10)
     return {"wakeups": len(lat), "mean_us": round(statistics.fmean(lat), 1),
             "median_us": statistics.median(lat), "p10_us": q[0], "p90_us": q[-1]}
-
-
-SCHED_WHAT = ("kswapd0 wake-up latency: microseconds from each sched_wakeup of kswapd0 to the "
-              "next sched_switch onto it")
-WAIT_WHAT = ("kswapd0 wake-up latency: microseconds from the allocator's first "
-             "mm_vmscan_wakeup_kswapd after a kswapd run began to the next "
-             "mm_vmscan_kswapd_wake")
 
 
 def keep(scenario: str, lat: list[float], fields: dict) -> int:
