@@ -5,6 +5,7 @@ errors. Nothing here boots a VM."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import statistics
 import subprocess
@@ -441,6 +442,25 @@ def test_pooled_waits_are_the_ones_the_kept_boots_recorded():
         assert measured["latencies_us"] == pooled, path.name
         assert measured["wakeups"] == len(pooled) >= 50
     assert pooled_ones >= 6  # file-write and the 2026-11-27 sitting
+
+
+def test_file_writes_cost_factor_is_the_kept_pace_of_its_day():
+    # file-write's costs are the reference scenarios' times the guest's pace on the day of its
+    # boots: the geometric mean of the kept pace boots' run lengths over the reference boots'.
+    pace = json.loads((VALIDATION / "sittings/2026-11-27/pace-boots.json").read_text())
+    ratios = []
+    for name, boot in pace["boots"].items():
+        ref = store.load(spec.load(VALIDATION / f"{name}.toml"))
+        ratios.append(boot["wall_time_s"] / statistics.fmean(r["wall_time_s"] for r in ref["reps"]))
+    factor = statistics.geometric_mean(ratios)
+    assert 1.8 < factor < 2.2
+    def ns(name: str, key: str) -> float:
+        text = spec.load(VALIDATION / f"{name}.toml").document["cost"][key]
+        m = re.fullmatch(r"([0-9.]+)(ns|us|ms)", text)
+        return float(m.group(1)) * {"ns": 1, "us": 1e3, "ms": 1e6}[m.group(2)]
+
+    for key in ("anon_touch", "file_hit", "file_miss", "scan_mapped", "swapout_submit"):
+        assert ns("file-write", key) == pytest.approx(ns("file-stream", key) * round(factor)), key
 
 
 def test_the_sampled_wakeup_latency_reaches_the_simulator(tmp_path):

@@ -4,7 +4,7 @@
 
 use std::any::Any;
 
-use crate::machine::Signal;
+use crate::machine::{Machine, Signal};
 use crate::world::{Actor, StepCx, Wake};
 
 const NS_PER_SEC: u64 = 1_000_000_000;
@@ -18,6 +18,13 @@ pub const FLUSHER_BATCH: u64 = 256;
 #[derive(Debug, Default)]
 pub struct Flusher;
 
+/// More dirty pages than the background threshold (`wb_over_bg_thresh`): background
+/// writeback runs until they are back under it.
+fn over_background_thresh(m: &Machine) -> bool {
+    let (_, bg) = m.dirty_limits();
+    m.stat.nr_dirty > bg
+}
+
 impl Actor for Flusher {
     fn name(&self) -> &str {
         "flusher"
@@ -26,9 +33,7 @@ impl Actor for Flusher {
     fn step(&mut self, cx: &mut StepCx) -> Wake {
         let now = cx.now();
         let m = cx.machine();
-        let (_, bg) = m.dirty_limits();
-        let over_bg = m.stat.nr_dirty > bg;
-        let older_than = if over_bg {
+        let older_than = if over_background_thresh(m) {
             u64::MAX
         } else {
             now.saturating_sub(DIRTY_EXPIRE_NS)
@@ -58,9 +63,7 @@ impl Actor for Flusher {
     /// schedules its periodic check for the page's expiry.
     fn on_signal(&mut self, _signal: Signal, cx: &mut StepCx) -> Option<Wake> {
         let now = cx.now();
-        let m = cx.machine();
-        let (_, bg) = m.dirty_limits();
-        if m.stat.nr_dirty > bg {
+        if over_background_thresh(cx.machine()) {
             Some(Wake::NoLaterThan(now))
         } else {
             Some(Wake::IfIdle(now))
