@@ -171,6 +171,22 @@ def test_counters_the_model_lacks_are_listed_as_not_modelled(seq_comparison):
     assert ra.real_mean > 100_000 and ra.within
 
 
+def test_a_miss_the_boots_cannot_establish_is_told_apart():
+    # Two boots 90 and 110: mean 100, sample sd 14.14, t(0.975, 1 df) = 12.706, so the 95 %
+    # interval of the mean is 100 +- 127: a simulated 30 (0.3 of the mean) is outside the
+    # range, but within it of a mean the two boots allow.
+    r = compare.make_row("x", [90, 110], [30, 30])
+    assert r.real_ci == pytest.approx(100 * 12.7062 * statistics.stdev([90, 110]) / 2**0.5 / 100,
+                                      rel=1e-4)
+    assert r.within is False and r.unresolved
+    # Five tight boots pin the mean to about +-1 %: 0.7 of it is a miss they establish.
+    r = compare.make_row("x", [99, 100, 101, 100, 100], [70] * 5)
+    assert r.real_ci < 2 and r.within is False and not r.unresolved
+    # A hit is never "unresolved"; one boot has no interval.
+    assert not compare.make_row("x", [90, 110], [100, 100]).unresolved
+    assert compare.make_row("x", [100], [30]).real_ci is None
+
+
 def test_make_row_edge_cases():
     r = compare.make_row("x", [0, 0], [5, 5])
     assert r.ratio is None and r.within is None  # not judged: the kernel never moved it
@@ -206,6 +222,27 @@ def test_parser_reads_a_captured_transcript():
     ]
     assert rep["wall_time_s"] == pytest.approx(26.0999534)
     assert [z["zone"] for z in compare.zone_layout(rep["zoneinfo_before"])] == ["DMA", "DMA32"]
+
+
+def test_the_delta_ends_where_the_workload_program_read_the_counters():
+    """A workload program that prints the counters as its last workload ends (`vmstat NAME
+    VALUE` lines) sets where the delta ends: the harness's own commands after it (which fault
+    in swapped-out tmpfs pages) stay out. The later snapshot is kept beside it."""
+    text = TRANSCRIPT.read_text()
+    old = guest.rep_from_transcript(text, "t")
+    assert "vmstat_end" not in old
+    before = old["vmstat_before"]
+    # The program read the counters before the harness's swap-ins: 136,500 pages read ahead.
+    end = dict(old["vmstat_after"], swap_ra=before["swap_ra"] + 136_500, pswpin=157_000)
+    lines = "".join(f"vmstat {k} {v}\r\n" for k, v in end.items())
+    marked = text.replace("result elapsed_ns=", lines + "result elapsed_ns=", 1)
+    rep = guest.rep_from_transcript(marked, "t")
+    assert rep["vmstat_end"] == end
+    assert rep["vmstat_delta"]["swap_ra"] == 136_500
+    assert rep["vmstat_delta"]["pswpin"] == 157_000 - before["pswpin"]
+    assert rep["vmstat_after"] == old["vmstat_after"]
+    # Counters the program did not read are not guessed from the later snapshot.
+    assert set(rep["vmstat_delta"]) == set(end) & set(before)
 
 
 def test_parser_names_what_a_cut_transcript_lacks():
@@ -282,6 +319,8 @@ def test_workload_program_runs_a_small_spec_on_this_host(tmp_path):
     work = guest.parse_workload(out)
     assert sorted(w["name"] for w in work["workloads"]) == ["a", "b"]
     assert all(w["exit"] == 0 for w in work["workloads"]) and work["elapsed_ns"] > 0
+    # It read this machine's counters as its workloads ended: at least their own faults.
+    assert work["vmstat_end"]["pgfault"] >= (4 << 20) // 4096
 
 
 # --- errors through the command line --------------------------------------------------------------
@@ -461,6 +500,30 @@ def test_file_writes_cost_factor_is_the_kept_pace_of_its_day():
 
     for key in ("anon_touch", "file_hit", "file_miss", "scan_mapped", "swapout_submit"):
         assert ns("file-write", key) == pytest.approx(ns("file-stream", key) * round(factor)), key
+
+
+def test_anon_randoms_swap_readahead_happens_during_the_workload():
+    # The kept evidence behind docs/VALIDATION.md's account of anon-random's swap_ra: two
+    # boots whose workload program read the counters itself as its workloads ended.
+    kept = json.loads((VALIDATION / "sittings/2026-11-27/swap-ra-boots.json").read_text())
+    plain, locked = kept["boots"]
+
+    def delta(boot: dict, snap: str, name: str) -> int:
+        return boot[snap][name] - boot["vmstat_before"][name]
+
+    for boot in (plain, locked):
+        during, with_harness = delta(boot, "vmstat_end", "swap_ra"), delta(boot, "vmstat_after", "swap_ra")
+        # The harness's commands after the program exits add under 5 % of the readahead.
+        assert during <= with_harness < 1.05 * during
+        # Every swap-in the program's faults did not ask for is a readahead page.
+        assert delta(boot, "vmstat_end", "pswpin") - delta(boot, "vmstat_end", "pgmajfault") == during
+    # Locking the program's own pages (mapped from the tmpfs root) removes a third or more of
+    # it, and leaves hundreds of readahead pages, far above the model's few.
+    assert delta(locked, "vmstat_end", "swap_ra") < 0.67 * delta(plain, "vmstat_end", "swap_ra")
+    s = spec.load(VALIDATION / "anon-random.toml")
+    sims, _ = compare.simulate(s, store.load(s), 1)
+    assert delta(locked, "vmstat_end", "swap_ra") > 50 * max(1, sims[0]["swap_ra"])
+    assert locked["vmstat_end"]["nr_mlock"] > plain["vmstat_end"]["nr_mlock"]
 
 
 def test_the_sampled_wakeup_latency_reaches_the_simulator(tmp_path):

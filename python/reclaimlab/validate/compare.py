@@ -11,20 +11,29 @@ Definitions (docs/VALIDATION.md repeats them):
 - **ratio**: simulated mean / real mean; flagged when outside [0.8, 1.25].
 - **spread ok**: simulated spread at most 3x the real spread (both 0 counts as ok).
 - **score**: K of M within [0.8, 1.25], over the compared counters whose real mean is non-zero.
+- **real 95 %**: half the width of the real mean's 95 % confidence interval (Student's t over
+  the boots), in percent of the mean: how well the boots pin the mean down. Above 20 % the
+  boots cannot tell a mean 0.8 times theirs from their own.
+- **OUT?**: a counter outside [0.8, 1.25] whose simulated mean is still within [0.8, 1.25] of
+  some mean inside that interval: a miss the boots cannot establish (still a miss in the score).
 """
 
 from __future__ import annotations
 
+import math
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from scipy import stats
 
 from .. import api
 from .spec import GuestSpec
 
 LOW, HIGH = 0.8, 1.25
 SPREAD_FACTOR = 3.0
+CONFIDENCE = 0.95
 
 # The reclaim counters the model updates (machine/vmstat.rs and its callers), in /proc/vmstat
 # order. A counter here that the simulator leaves at 0 while the kernel does not is a finding
@@ -107,6 +116,10 @@ class Row:
     spread_ok: bool = True
     # Below the noise floor: shown, not scored.
     small: bool = False
+    # Half-width of the real mean's confidence interval, percent of the mean (None: one boot).
+    real_ci: float | None = None
+    # A miss whose simulated mean is within [LOW, HIGH] of a mean inside that interval.
+    unresolved: bool = False
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -115,6 +128,7 @@ class Row:
             "sim_mean": self.sim_mean, "sim_spread_pct": self.sim_spread,
             "ratio": self.ratio, "within": self.within, "spread_ok": self.spread_ok,
             "below_noise_floor": self.small,
+            "real_ci_pct": self.real_ci, "miss_within_real_interval": self.unresolved,
         }
 
 
@@ -137,6 +151,11 @@ class Comparison:
         judged = [r for r in self.rows if r.within is not None]
         return sum(1 for r in judged if r.within), len(judged)
 
+    @property
+    def unresolved(self) -> int:
+        """Misses the boots cannot establish (within [LOW, HIGH] of their mean's interval)."""
+        return sum(1 for r in self.rows if r.within is False and r.unresolved)
+
     def as_json(self) -> dict[str, Any]:
         k, m = self.score
         return {
@@ -149,7 +168,9 @@ class Comparison:
             "zones": self.zones,
             "counters": [r.as_json() for r in self.rows],
             "run_length_s": self.run_length.as_json() if self.run_length else None,
-            "score": {"within": k, "compared": m, "low": LOW, "high": HIGH},
+            "score": {"within": k, "compared": m, "low": LOW, "high": HIGH,
+                      "misses_within_real_interval": self.unresolved,
+                      "confidence": CONFIDENCE},
             "not_modelled": [
                 {"counter": c, "real_mean": v, "why": why} for c, v, why in self.not_modelled
             ],
@@ -159,6 +180,16 @@ class Comparison:
 
 def mean(values: list[int] | list[float]) -> float:
     return float(statistics.fmean(values)) if values else 0.0
+
+
+def ci_half_width(values: list[int] | list[float]) -> float | None:
+    """Half the width of the mean's CONFIDENCE interval (Student's t, n - 1 degrees of
+    freedom), in percent of the mean; None for fewer than two values or a zero mean."""
+    m = mean(values)
+    if len(values) < 2 or m == 0:
+        return None
+    t = float(stats.t.ppf((1 + CONFIDENCE) / 2, len(values) - 1))
+    return 100.0 * t * statistics.stdev(values) / math.sqrt(len(values)) / abs(m)
 
 
 def spread(values: list[int] | list[float]) -> float:
@@ -182,6 +213,10 @@ def make_row(
     elif row.real_mean != 0:
         row.ratio = row.sim_mean / row.real_mean
         row.within = LOW <= row.ratio <= HIGH
+        row.real_ci = ci_half_width(real)
+        if not row.within and row.real_ci is not None:
+            h = row.real_ci / 100 * row.real_mean
+            row.unresolved = LOW * (row.real_mean - h) <= row.sim_mean <= HIGH * (row.real_mean + h)
     row.spread_ok = row.sim_spread <= SPREAD_FACTOR * row.real_spread or row.sim_spread == 0
     return row
 

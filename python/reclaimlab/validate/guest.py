@@ -88,9 +88,16 @@ def parse_meminfo(text: str) -> dict[str, int]:
 
 
 def parse_workload(text: str) -> dict[str, Any]:
-    """The workload program's `result ...` lines: elapsed time and each process's end."""
-    out: dict[str, Any] = {"elapsed_ns": None, "workloads": []}
+    """The workload program's `result ...` lines (elapsed time and each process's end) and its
+    `vmstat NAME VALUE` lines (the counters as the last workload ended; absent from boots of
+    programs older than them)."""
+    out: dict[str, Any] = {"elapsed_ns": None, "workloads": [], "vmstat_end": {}}
     for line in text.splitlines():
+        if line.startswith("vmstat "):
+            fields = line.split()
+            if len(fields) == 3 and fields[2].lstrip("-").isdigit():
+                out["vmstat_end"][fields[1]] = int(fields[2])
+            continue
         if not line.startswith("result "):
             continue
         fields = dict(f.split("=", 1) for f in line.split()[1:] if "=" in f)
@@ -149,6 +156,9 @@ def rep_from_transcript(text: str, source: str) -> dict[str, Any]:
     work = parse_workload(t.sections["workload"])
     if work["elapsed_ns"] is None:
         raise ValidateError(f"{source}: the workload program printed no elapsed time", 1)
+    # The delta ends where the workload did when the program read the counters itself (the
+    # harness's own commands after it fault in swapped-out pages of the root file system).
+    end = work["vmstat_end"] or after
     return {
         "kernel": t.sections["uname"].strip(),
         "guest_settings": {k: v for k, v in _settings(t.sections["sysctl"]).items()},
@@ -156,11 +166,11 @@ def rep_from_transcript(text: str, source: str) -> dict[str, Any]:
         "workloads": work["workloads"],
         "vmstat_before": before,
         "vmstat_after": after,
-        "vmstat_delta": {k: after[k] - before[k] for k in after if k in before},
+        "vmstat_delta": {k: end[k] - before[k] for k in end if k in before},
         "meminfo_before": parse_meminfo(t.sections["meminfo before"]),
         "meminfo_after": parse_meminfo(t.sections["meminfo after"]),
         "zoneinfo_before": t.sections["zoneinfo before"],
-    } | (
+    } | ({"vmstat_end": work["vmstat_end"]} if work["vmstat_end"] else {}) | (
         {
             "kswapd_wakeup_us": kswapd_wakeup_latencies(t.sections["sched"]),
             "kswapd_wait_us": ktrace.wakeup_to_balance_us(t.sections["sched"]),

@@ -74,8 +74,8 @@ def check(data: Any, where: str) -> None:
         for key in REP_KEYS:
             if key not in rep:
                 raise ValidateError(f"{where}: reps[{i}] has no {key!r}; refresh with --boot")
-        for key in ("vmstat_before", "vmstat_after", "vmstat_delta"):
-            if not all(isinstance(v, int) for v in rep[key].values()):
+        for key in ("vmstat_before", "vmstat_after", "vmstat_delta", "vmstat_end"):
+            if key in rep and not all(isinstance(v, int) for v in rep[key].values()):
                 raise ValidateError(f"{where}: reps[{i}].{key} holds a non-integer value")
 
 
