@@ -503,27 +503,30 @@ def test_file_writes_cost_factor_is_the_kept_pace_of_its_day():
 
 
 def test_anon_randoms_swap_readahead_happens_during_the_workload():
-    # The kept evidence behind docs/VALIDATION.md's account of anon-random's swap_ra: two
+    # The kept evidence behind docs/VALIDATION.md's account of anon-random's swap_ra: three
     # boots whose workload program read the counters itself as its workloads ended.
     kept = json.loads((VALIDATION / "sittings/2026-11-27/swap-ra-boots.json").read_text())
-    plain, locked = kept["boots"]
+    plain, *locked = kept["boots"]
 
     def delta(boot: dict, snap: str, name: str) -> int:
         return boot[snap][name] - boot["vmstat_before"][name]
 
-    for boot in (plain, locked):
-        during, with_harness = delta(boot, "vmstat_end", "swap_ra"), delta(boot, "vmstat_after", "swap_ra")
-        # The harness's commands after the program exits add under 5 % of the readahead.
-        assert during <= with_harness < 1.05 * during
-        # Every swap-in the program's faults did not ask for is a readahead page.
-        assert delta(boot, "vmstat_end", "pswpin") - delta(boot, "vmstat_end", "pgmajfault") == during
-    # Locking the program's own pages (mapped from the tmpfs root) removes a third or more of
-    # it, and leaves hundreds of readahead pages, far above the model's few.
-    assert delta(locked, "vmstat_end", "swap_ra") < 0.67 * delta(plain, "vmstat_end", "swap_ra")
     s = spec.load(VALIDATION / "anon-random.toml")
     sims, _ = compare.simulate(s, store.load(s), 1)
-    assert delta(locked, "vmstat_end", "swap_ra") > 50 * max(1, sims[0]["swap_ra"])
-    assert locked["vmstat_end"]["nr_mlock"] > plain["vmstat_end"]["nr_mlock"]
+    for boot in kept["boots"]:
+        during = delta(boot, "vmstat_end", "swap_ra")
+        # The harness's commands after the program exits add under 5 % of the readahead.
+        assert during <= delta(boot, "vmstat_after", "swap_ra") < 1.05 * during
+        # Every swap-in the program's faults did not ask for is a readahead page.
+        assert delta(boot, "vmstat_end", "pswpin") - delta(boot, "vmstat_end", "pgmajfault") == during
+        # Hundreds of pages, far above the model's few.
+        assert during > 50 * max(1, sims[0]["swap_ra"])
+    # With the program's own pages locked (it holds them: nr_mlock) the readahead stays: each
+    # locked boot keeps more than half the unlocked one's, within the counter's boot-to-boot
+    # spread (42 % over the reference boots).
+    for boot in locked:
+        assert boot["vmstat_end"]["nr_mlock"] > plain["vmstat_end"]["nr_mlock"] + 200
+        assert delta(boot, "vmstat_end", "swap_ra") > 0.5 * delta(plain, "vmstat_end", "swap_ra")
 
 
 def test_the_sampled_wakeup_latency_reaches_the_simulator(tmp_path):

@@ -430,16 +430,6 @@ int main(int argc, char **argv)
 	for (int w = 0; w < nworkloads; w++)
 		for (int i = 0; i < workloads[w].nthreads; i++)
 			workloads[w].threads[i].seed = seed * 1000003ULL + (uint64_t)(w * MAX_THREADS + i);
-	/*
-	 * The program's own pages (its text and data, mapped from the guest's tmpfs root) stay
-	 * resident, so only the workloads' memory is the kernel's to reclaim, as in the simulator,
-	 * which has no program pages. Unlocked, they were swapped out under the workloads' pressure
-	 * and read back with swap readahead during the run (swap_ra, docs/VALIDATION.md). The
-	 * children map the same text pages, which the lock keeps while this process waits. Run
-	 * elsewhere without the privilege (the tests run it on the host), it goes on unlocked.
-	 */
-	if (mlockall(MCL_CURRENT))
-		printf("note mlockall: %s\n", strerror(errno));
 	fflush(stdout);
 	uint64_t t0 = now_ns();
 	for (int w = 0; w < nworkloads; w++) {
