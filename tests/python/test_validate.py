@@ -440,6 +440,24 @@ def test_kswapd_trace_summary_counts_what_kswapd_was_doing():
     assert ktrace.wakeup_to_balance_us(KTRACE) == [160.0]
 
 
+def test_kswapd_trace_summary_times_each_disk_request():
+    trace = """\
+         kswapd0-44  [000] .....  20.000000: block_rq_issue: 254,0 WS 131072 () 2048 + 256 [kswapd0]
+         kswapd0-44  [000] .....  20.000100: block_rq_issue: 254,0 WS 4096 () 4096 + 8 [kswapd0]
+ reclaimlab-work-130 [001] .....  20.000200: block_rq_issue: 254,0 RA 4096 () 777 + 8 [reclaimlab-work]
+          <idle>-0   [000] d.h1.  20.000700: block_rq_complete: 254,0 R () 777 + 8 [0]
+          <idle>-0   [000] d.h1.  20.002100: block_rq_complete: 254,0 WS () 4096 + 8 [0]
+          <idle>-0   [000] d.h1.  20.005000: block_rq_complete: 254,0 WS () 2048 + 256 [0]
+          <idle>-0   [000] d.h1.  20.005100: block_rq_complete: 254,0 FF () 0 + 0 [0]
+"""
+    s = ktrace.summarise(trace)["block_requests"]
+    # Matched by device and sector, not by order: writes of 5.0 and 2.0 ms, 33 pages.
+    assert s["254,0 write"]["n"] == 2 and s["254,0 write"]["pages"] == 33
+    assert sorted([s["254,0 write"]["median_us"], s["254,0 write"]["p10_us"]]) == [2000.0, 5000.0]
+    assert s["254,0 read"] == {"n": 1, "median_us": 500.0, "p10_us": 500.0, "p90_us": 500.0,
+                               "mean_us": 500.0, "pages": 1}
+
+
 def test_kept_traces_name_their_scenarios():
     for path in sorted((VALIDATION / "real").glob("*.trace.json")):
         data = json.loads(path.read_text())
@@ -506,7 +524,9 @@ def test_anon_randoms_swap_readahead_happens_during_the_workload():
     # The kept evidence behind docs/VALIDATION.md's account of anon-random's swap_ra: three
     # boots whose workload program read the counters itself as its workloads ended.
     kept = json.loads((VALIDATION / "sittings/2026-11-27/swap-ra-boots.json").read_text())
-    plain, *locked = kept["boots"]
+    plain = [b for b in kept["boots"] if "unlocked" in b["program"]]
+    locked = [b for b in kept["boots"] if "unlocked" not in b["program"]]
+    assert len(plain) == len(locked) == 2
 
     def delta(boot: dict, snap: str, name: str) -> int:
         return boot[snap][name] - boot["vmstat_before"][name]
@@ -521,12 +541,18 @@ def test_anon_randoms_swap_readahead_happens_during_the_workload():
         assert delta(boot, "vmstat_end", "pswpin") - delta(boot, "vmstat_end", "pgmajfault") == during
         # Hundreds of pages, far above the model's few.
         assert during > 50 * max(1, sims[0]["swap_ra"])
-    # With the program's own pages locked (it holds them: nr_mlock) the readahead stays: each
-    # locked boot keeps more than half the unlocked one's, within the counter's boot-to-boot
-    # spread (42 % over the reference boots).
-    for boot in locked:
-        assert boot["vmstat_end"]["nr_mlock"] > plain["vmstat_end"]["nr_mlock"] + 200
-        assert delta(boot, "vmstat_end", "swap_ra") > 0.5 * delta(plain, "vmstat_end", "swap_ra")
+    # With the program's own pages locked (it holds them: nr_mlock) the readahead stays: the
+    # locked boots' range overlaps the unlocked ones' (980 and 626 against 587 and 893).
+    ra = {id(b): delta(b, "vmstat_end", "swap_ra") for b in kept["boots"]}
+    assert all(b["vmstat_end"]["nr_mlock"] > 200 for b in locked)
+    assert all(b["vmstat_end"]["nr_mlock"] == 0 for b in plain)
+    assert max(ra[id(b)] for b in locked) > min(ra[id(b)] for b in plain)
+    assert max(ra[id(b)] for b in plain) > min(ra[id(b)] for b in locked)
+    # The traced boot timed the swap device's writes: each page stays under writeback for
+    # about a millisecond after its request is issued, over ten times the model's 40 us.
+    writes = kept["boots"][-1]["block_requests"]["254,0 write"]
+    assert writes["pages"] == delta(kept["boots"][-1], "vmstat_end", "pswpout")
+    assert writes["median_us"] > 10 * 40
 
 
 def test_the_sampled_wakeup_latency_reaches_the_simulator(tmp_path):

@@ -159,6 +159,9 @@ if [ $TRACING = 1 ]; then
     echo 1 > $T/events/compaction/mm_compaction_try_to_compact_pages/enable || echo "no compaction tracepoint"
     echo 'order > 8' > $T/events/kmem/mm_page_alloc/filter
     echo 1 > $T/events/kmem/mm_page_alloc/enable
+    # Each disk request's issue and completion: how long a page stays under writeback.
+    echo 1 > $T/events/block/block_rq_issue/enable
+    echo 1 > $T/events/block/block_rq_complete/enable
     echo 1 > $T/tracing_on
 fi
 echo "{MARK}:begin workload@@"

@@ -23,7 +23,11 @@ off its CPU) and the reclaim events `mm_vmscan_wakeup_kswapd`, `mm_vmscan_kswapd
 - fallback steals (`mm_page_alloc_extfrag`) by zone (the DMA zone is the first 16 MiB) and by
   the migratetypes involved;
 - the gfp masks of the huge pages allocated (`mm_page_alloc` of order 9 and up): a THP fault's
-  mask shows the guest's `transparent_hugepage/defrag` at work.
+  mask shows the guest's `transparent_hugepage/defrag` at work;
+- each disk's requests (`block_rq_issue` to `block_rq_complete`, by device and direction):
+  their sizes and how long the guest waited for them. A swap page stays under writeback that
+  long, and while it does a fault on it finds it flagged PG_reclaim, the bit PG_readahead
+  shares, so the kernel counts a readahead hit and widens its next swap readahead window.
 
 These are the facts behind the simulator's choices for the validation scenarios (their wake-up
 latency and the cost of reclaiming a mapped page; docs/VALIDATION.md), kept as
@@ -103,6 +107,9 @@ def summarise(trace: str) -> dict[str, Any]:
     isolate: dict[str, dict[str, int]] = {}
     extfrag: dict[str, int] = {}
     huge: dict[str, int] = {}
+    issued: dict[tuple[str, str], float] = {}
+    requests: dict[str, list[float]] = {}
+    request_pages: dict[str, int] = {}
     for t, comm, name, args in ev:
         if name == "sched_wakeup":
             if state != "running":
@@ -156,6 +163,17 @@ def summarise(trace: str) -> dict[str, Any]:
             if int(f.get("order", 0)) >= 9:
                 key = f"order {f['order']} {f.get('gfp_flags', '?')}"
                 huge[key] = huge.get(key, 0) + 1
+        elif name in ("block_rq_issue", "block_rq_complete"):
+            req = _block_request(args)
+            if req is None:
+                continue
+            dev, rw, sector, pages = req
+            if name == "block_rq_issue":
+                issued[(dev, sector)] = t
+            elif (dev, sector) in issued:
+                key = f"{dev} {rw}"
+                requests.setdefault(key, []).append(t - issued.pop((dev, sector)))
+                request_pages[key] = request_pages.get(key, 0) + pages
         elif name == "mm_vmscan_direct_reclaim_begin":
             at_direct[state] += 1
             direct_begin = t
@@ -187,4 +205,21 @@ def summarise(trace: str) -> dict[str, Any]:
             sorted(direct_reclaimed)[len(direct_reclaimed) // 2] if direct_reclaimed else 0
         ),
         "kswapd_at_direct_reclaim": at_direct,
+        "block_requests": {
+            k: _quantiles_us(v) | {"pages": request_pages[k]} for k, v in sorted(requests.items())
+        },
     }
+
+
+def _block_request(args: str) -> tuple[str, str, str, int] | None:
+    """Device (`major,minor`), direction, start sector and size in pages of a `block_rq_issue`
+    or `block_rq_complete` line (`254,0 WS 131072 () 2048 + 256 [kswapd0]`); None for
+    requests without a sector range (flushes)."""
+    f = args.split()
+    if len(f) < 2 or "+" not in f:
+        return None
+    i = f.index("+")
+    rw = "write" if "W" in f[1] else "read" if "R" in f[1] else None
+    if rw is None or i == 0 or i + 1 >= len(f) or not f[i + 1].isdigit():
+        return None
+    return f[0], rw, f[i - 1], int(f[i + 1]) // 8
