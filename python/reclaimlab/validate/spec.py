@@ -232,7 +232,8 @@ def _note_unmirrored(spec: GuestSpec, doc: dict[str, Any]) -> None:
     for key in ("swap", "disk"):
         if any(k != "size" for k in doc.get(key, {})):
             spec.not_mirrored.append(
-                f"[{key}] latency and bandwidth: the guest's virtio disk is as fast as the host's"
+                f"[{key}] latency and bandwidth: the guest's virtio disk is as fast as the host "
+                "serves it (a traced boot times its requests: ktrace's block_requests)"
             )
     if doc.get("cost"):
         spec.not_mirrored.append("[cost]: the guest's CPU costs are real")
