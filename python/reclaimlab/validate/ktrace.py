@@ -25,9 +25,10 @@ off its CPU) and the reclaim events `mm_vmscan_wakeup_kswapd`, `mm_vmscan_kswapd
 - the gfp masks of the huge pages allocated (`mm_page_alloc` of order 9 and up): a THP fault's
   mask shows the guest's `transparent_hugepage/defrag` at work;
 - each disk's requests (`block_rq_issue` to `block_rq_complete`, by device and direction):
-  their sizes and how long the guest waited for them. A swap page stays under writeback that
-  long, and while it does a fault on it finds it flagged PG_reclaim, the bit PG_readahead
-  shares, so the kernel counts a readahead hit and widens its next swap readahead window.
+  their sizes and how long the guest waited for them. A swap page stays under writeback at
+  least that long (before issue it waits in the reclaimer's block plug), and while it does a
+  fault on it finds it flagged PG_reclaim, the bit PG_readahead shares, so the kernel counts a
+  readahead hit and widens its next swap readahead window.
 
 These are the facts behind the simulator's choices for the validation scenarios (their wake-up
 latency and the cost of reclaiming a mapped page; docs/VALIDATION.md), kept as
