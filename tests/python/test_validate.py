@@ -4,6 +4,7 @@ errors. Nothing here boots a VM."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import shutil
@@ -185,6 +186,15 @@ def test_a_miss_the_boots_cannot_establish_is_told_apart():
     # A hit is never "unresolved"; one boot has no interval.
     assert not compare.make_row("x", [90, 110], [100, 100]).unresolved
     assert compare.make_row("x", [100], [30]).real_ci is None
+
+
+def test_the_markdown_table_keeps_the_flag_of_a_miss_the_boots_cannot_establish(seq_comparison):
+    _, _, c = seq_comparison
+    c = dataclasses.replace(c, rows=c.rows + [compare.make_row("x", [90, 110], [30, 30])])
+    md = report.markdown(c)
+    assert "| OUT? " in md
+    score = next(line for line in md.splitlines() if line.startswith("Score: "))
+    assert "1 (OUT?)" in score and score.startswith("Score: ")
 
 
 def test_make_row_edge_cases():

@@ -110,7 +110,8 @@ def _lists(c: Comparison, bullet: str) -> list[str]:
 def markdown(c: Comparison) -> str:
     lines = [f"### {c.scenario}", ""] + [x + "  " for x in _head(c)] + [""]
     lines.append(markdown_table(list(HEADERS), [_cells(r) for r in _shown(c)]).rstrip("\n"))
-    lines += ["", _score_line(c).capitalize()]
+    score = _score_line(c)
+    lines += ["", score[:1].upper() + score[1:]]
     lines += [x if not x or x.startswith("- ") else x for x in _lists(c, bullet="- ")]
     return "\n".join(lines) + "\n"
 
