@@ -26,8 +26,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from scipy import stats
-
 from .. import api
 from .spec import GuestSpec
 
@@ -188,6 +186,9 @@ def ci_half_width(values: list[int] | list[float]) -> float | None:
     m = mean(values)
     if len(values) < 2 or m == 0:
         return None
+    # Imported here: scipy.stats takes over a second to load, which every command would pay.
+    from scipy import stats
+
     t = float(stats.t.ppf((1 + CONFIDENCE) / 2, len(values) - 1))
     return 100.0 * t * statistics.stdev(values) / math.sqrt(len(values)) / abs(m)
 
