@@ -479,7 +479,10 @@ class _Local:
             # anyway, and the next sweep recomputes only those).
             for p in list(getattr(self.pool, "_processes", {}).values()):
                 p.kill()
-        self.pool.shutdown(wait=not interrupted, cancel_futures=True)
+        # Wait even then: with the workers dead the pool's manager thread ends at once, and
+        # joining it here keeps it from writing into pipes the interpreter's exit has already
+        # closed (a traceback after the "interrupted" line, seen on a loaded machine).
+        self.pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _check_reachable(address: str) -> None:

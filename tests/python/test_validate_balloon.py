@@ -318,7 +318,7 @@ def test_cli_balloon_errors_are_exit_2(capsys, tmp_path):
     assert cli.main(["validate", "--balloon", "--all"]) == 2
     assert "drop --all" in capsys.readouterr().err
     assert cli.main(["validate", "--real-only", str(D4)]) == 2
-    assert "go with --balloon" in capsys.readouterr().err
+    assert "--real-only goes with --balloon" in capsys.readouterr().err
     p = tmp_path / "balloon-d4.toml"
     p.write_text(D4.read_text())
     assert cli.main(["validate", "--balloon", "--real-only", str(p)]) == 2

@@ -97,6 +97,7 @@ pub fn host_params(scn: &Scenario, seed: u64, trace: bool) -> Result<MachinePara
             dirty_ratio: scn.writeback.dirty_ratio,
             dirty_background_ratio: scn.writeback.dirty_background_ratio,
             watermark_boost_factor: scn.sysctl.watermark_boost_factor,
+            compaction_proactiveness: scn.sysctl.compaction_proactiveness,
             thp_defrag: scn.host.thp_defrag,
             page_tables: scn.host.page_tables,
             vmstat_drift: scn.host.vmstat_drift,

@@ -229,7 +229,12 @@ impl<'a> Run<'a> {
         let flusher = world.add_actor(Box::new(Flusher));
         world.start(flusher, FLUSHER_PERIOD_NS);
         world.add_actor(Box::new(OomReaper::new(scn.oom.reaper_delay_ns)));
-        world.add_actor(Box::new(Kcompactd));
+        let kcompactd = Kcompactd::new(policy::kcompactd::SWITCH.make(choices.get("kcompactd")), 0);
+        let first_check = kcompactd.proactive_check_at();
+        let kcompactd = world.add_actor(Box::new(kcompactd));
+        if let Some(t) = first_check {
+            world.start(kcompactd, t);
+        }
         if let Some(fs) = &scn.fs {
             let aild = world.add_actor(Box::new(Xfsaild::default()));
             world.start(aild, 0);

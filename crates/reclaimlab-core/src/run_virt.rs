@@ -165,7 +165,15 @@ pub(crate) fn start_guests(
         let flusher = world.add_actor_on(id, Box::new(Flusher));
         world.start(flusher, g.start_ns + FLUSHER_PERIOD_NS);
         world.add_actor_on(id, Box::new(OomReaper::new(scn.oom.reaper_delay_ns)));
-        world.add_actor_on(id, Box::new(Kcompactd));
+        let kcompactd = Kcompactd::new(
+            policy::kcompactd::SWITCH.make(choices.get("kcompactd")),
+            g.start_ns,
+        );
+        let first_check = kcompactd.proactive_check_at();
+        let kcompactd = world.add_actor_on(id, Box::new(kcompactd));
+        if let Some(t) = first_check {
+            world.start(kcompactd, t);
+        }
         let worker = (world.guest_memory(id).is_some())
             .then(|| world.add_actor_on(id, Box::new(HintingWorker::default())));
         if g.background_frees > 0 {

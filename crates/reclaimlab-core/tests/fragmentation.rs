@@ -220,3 +220,54 @@ fn thp_defrag_never_faults_never_reclaim_or_compact() {
         "never: a fault without a free huge page falls back"
     );
 }
+
+/// The same THP faults (`thp_defrag = "never"`: they take a free huge page or fall back), at the
+/// validation guest's min_free_kbytes and with kswapd's scan as slow as the validation's TCG
+/// guest (the reader then takes each freshly freed run of pages, and free memory stays in
+/// pieces), with 6.1's proactive compaction: every 500 ms that kswapd is not running,
+/// kcompactd compacts a node whose free memory is in pieces, and more faults find a huge page. Its moves count in
+/// `pgmigrate_success` and the scanners' counters, not as kcompactd wake-ups, as 6.1 counts
+/// them; proactiveness 0 and the 4.6-5.8 variant make no such pass.
+#[test]
+fn proactive_compaction_gives_thp_faults_huge_pages() {
+    let text = |extra: &str| {
+        format!(
+            "[host]\nram = \"512MiB\"\nthp = true\nthp_defrag = \"never\"\n\
+             [sysctl]\nmin_free_kbytes = 23104\n{extra}\
+             [cost]\nfile_miss = \"20us\"\nscan_unmapped = \"3us\"\n\
+             [[workload]]\nname = \"stream\"\n[workload.file]\nsize = \"768MiB\"\n\
+             [[workload]]\nname = \"thp\"\nstart = \"1s\"\n[workload.highorder]\norder = 9\n\
+             gfp = \"transhuge\"\nrate = 50\nlifetime = \"2s\"\ncount = 400\n"
+        )
+    };
+    let faults = |out: &RunOutput| {
+        let s: serde_json::Value = serde_json::from_str(&out.summary_json).unwrap();
+        s["threads"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["thread"] == "thp/highorder")
+            .unwrap()["highorder"]["succeeded"]
+            .as_u64()
+            .unwrap()
+    };
+    let on = go(&scenario(&text("")), None);
+    let off = go(&scenario(&text("compaction_proactiveness = 0\n")), None);
+    let old = go(&scenario(&text("[policy]\nkcompactd = \"v4.6\"\n")), None);
+    assert!(
+        faults(&on) > faults(&off),
+        "huge pages: {} with proactive compaction, {} without",
+        faults(&on),
+        faults(&off)
+    );
+    let moved = counter(&on, "pgmigrate_success");
+    assert!(moved > 0 && counter(&on, "compact_migrate_scanned") > 0);
+    assert_eq!(counter(&on, "compact_isolated"), 2 * moved);
+    assert_eq!(counter(&on, "compact_daemon_wake"), 0);
+    assert_eq!(counter(&on, "compact_daemon_migrate_scanned"), 0);
+    assert_eq!(counter(&off, "pgmigrate_success"), 0);
+    assert_eq!(
+        off.counters, old.counters,
+        "proactiveness 0 is the 4.6 daemon"
+    );
+}

@@ -67,7 +67,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--sim-out", metavar="DIR",
-        help="with --balloon: keep the simulator's result directories in DIR/<scenario>/",
+        help="keep the simulator's side in DIR: each scenario as the simulator runs it beside "
+        "the guest, DIR/<scenario>.toml (for `reclaimlab run`); with --balloon, the result "
+        "directories, DIR/<scenario>/",
     )
 
 
@@ -84,11 +86,28 @@ def _scenarios(args: argparse.Namespace) -> list[Path]:
     return paths
 
 
+def _write_sim_scenario(out: Path, s: spec.GuestSpec, kept: dict) -> None:
+    """DIR/<name>.toml: the scenario with the guest's zones, kernel memory and min_free_kbytes
+    filled in, as `compare` simulates it."""
+    import tomli_w
+
+    path = out / f"{s.name}.toml"
+    head = (
+        f"# {s.name} as `reclaimlab validate` simulates it beside the kept boots "
+        f"({s.path}): the guest's zoneinfo, kernel memory and min_free_kbytes filled in.\n"
+    )
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        path.write_text(head + tomli_w.dumps(compare.kept_sim_scenario(s, kept)), encoding="utf-8")
+    except OSError as e:
+        raise CliError(f"--sim-out: cannot write {path}: {e.strerror}; give a writable directory") from None
+
+
 def main(args: argparse.Namespace) -> int:
     if args.balloon:
         return _balloon(args)
-    if args.real_only or args.sim_out:
-        raise CliError("--real-only and --sim-out go with --balloon")
+    if args.real_only:
+        raise CliError("--real-only goes with --balloon")
     comparisons = []
     try:
         for path in _scenarios(args):
@@ -97,6 +116,8 @@ def main(args: argparse.Namespace) -> int:
                 kept = store.boot_and_keep(s, args.reps, args.accel, args.timeout)
             else:
                 kept = store.load(s)
+            if args.sim_out:
+                _write_sim_scenario(Path(args.sim_out), s, kept)
             print(f"{s.name}: simulating seeds 1..{args.reps}", file=sys.stderr, flush=True)
             comparisons.append(compare.compare(s, kept, args.reps))
         if args.write_doc:

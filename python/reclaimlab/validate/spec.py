@@ -31,7 +31,7 @@ _QUANTITY = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)\s*$")
 # Scenario sysctls the guest writes to /proc/sys/vm (same names there).
 SYSCTLS = (
     "swappiness", "min_free_kbytes", "watermark_scale_factor", "watermark_boost_factor",
-    "lowmem_reserve_ratio",
+    "lowmem_reserve_ratio", "compaction_proactiveness",
 )
 WRITEBACK_SYSCTLS = ("dirty_ratio", "dirty_background_ratio")
 

@@ -36,6 +36,9 @@ pub trait KswapdLoop: std::fmt::Debug {
 pub trait KcompactdPolicy: std::fmt::Debug {
     /// Does kswapd wake kcompactd for the order it was asked for before it naps?
     fn woken_by_kswapd(&self) -> bool;
+    /// Does kcompactd also compact on its own, every 500 ms, a node whose free memory is
+    /// fragmented (proactive compaction, `vm.compaction_proactiveness`)?
+    fn proactive(&self) -> bool;
 }
 
 #[derive(Debug, Clone)]

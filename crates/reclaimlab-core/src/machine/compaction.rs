@@ -7,7 +7,11 @@
 //! cursor, picks the one with the fewest pages in use whose pages can all move (LRU pages not
 //! under writeback), migrates those pages into free pages elsewhere in the zone, and frees the
 //! block, which then merges in the buddy allocator. Scanned and isolated pages are counted as
-//! the scanners would count them.
+//! the scanners would count them (whole candidate blocks as scanned).
+//!
+//! Proactive compaction (5.9+): the fragmentation score (`extfrag_for_order` at the huge-page
+//! order, weighted over the node) and its band are exact; the pass itself builds one free
+//! huge-page-sized block at a time, as an attempt above does, until the zone is in the band.
 
 use super::frames::{pg, NIL};
 use super::memory::{pte_present, PTE_PFN_MASK};
@@ -22,6 +26,12 @@ pub const EXTFRAG_THRESHOLD: i64 = 500;
 pub const COMPACT_MAX_DEFER_SHIFT: u32 = 6;
 /// Candidate blocks examined per attempt (the migrate scanner's reach).
 pub const CANDIDATES: u32 = 64;
+/// `COMPACTION_HPAGE_ORDER`: proactive compaction measures fragmentation against a PMD-sized
+/// huge page.
+pub const COMPACTION_HPAGE_ORDER: u32 = 9;
+/// `HPAGE_FRAG_CHECK_INTERVAL_MSEC`: how often kcompactd, when nothing woke it, checks the
+/// node's fragmentation score.
+pub const HPAGE_FRAG_CHECK_INTERVAL_NS: u64 = 500_000_000;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CompactResult {
@@ -149,12 +159,77 @@ impl Machine {
         (order as usize..MAX_ORDER).any(|o| (0..MIGRATE_HIGHATOMIC).any(|mt| fa.nr_free[o][mt] > 0))
     }
 
+    /// `extfrag_for_order`: the percentage of zone `z`'s free pages that are not in free
+    /// blocks of at least `order` (0 when nothing is free).
+    pub fn extfrag_for_order(&self, z: usize, order: u32) -> u64 {
+        let nr = self.zones[z].free_area.nr_free_total();
+        let free: u64 = (0..MAX_ORDER).map(|o| nr[o] << o).sum();
+        if free == 0 {
+            return 0;
+        }
+        let suitable: u64 = (order as usize..MAX_ORDER).map(|o| nr[o] << o).sum();
+        (free - suitable) * 100 / free
+    }
+
+    /// `fragmentation_score_node`: each populated zone's `extfrag_for_order` at the huge-page
+    /// order, weighted by its share of the node's present pages (integer arithmetic as the
+    /// kernel's, so a small zone can add nothing).
+    pub fn fragmentation_score_node(&self) -> u64 {
+        let node_present: u64 = self.zones.iter().map(|z| z.span.present).sum();
+        self.zones
+            .iter()
+            .filter(|zone| zone.span.present > 0)
+            .map(|zone| {
+                zone.span.present * self.extfrag_for_order(zone.idx, COMPACTION_HPAGE_ORDER)
+                    / (node_present + 1)
+            })
+            .sum()
+    }
+
+    /// `should_proactive_compact_node`: proactiveness on, kswapd not running, and the node's
+    /// score above the high end of the band `proactiveness` sets.
+    pub fn should_proactive_compact_node(&self) -> bool {
+        let p = self.cfg.compaction_proactiveness;
+        p != 0
+            && self.kswapd.waiting
+            && self.fragmentation_score_node() > fragmentation_score_wmark(p, false)
+    }
+
+    /// `proactive_compact_node`: compact every populated zone until its own score is at most
+    /// the low end of the band. The kernel migrates the zone's pages from its start towards
+    /// free pages at its end until `__compact_finished` sees the score low enough; here each
+    /// step builds one free huge-page-sized block as `compact_zone` builds one, and the zone
+    /// stops at the first step that cannot.
+    pub fn proactive_compact_node(&mut self, stats: &mut CompactStats) {
+        let low = fragmentation_score_wmark(self.cfg.compaction_proactiveness, true);
+        for z in 0..self.zones.len() {
+            if self.zones[z].span.present == 0 {
+                continue;
+            }
+            let blocks = self.zones[z].span.spanned >> COMPACTION_HPAGE_ORDER;
+            for _ in 0..blocks {
+                if self.extfrag_for_order(z, COMPACTION_HPAGE_ORDER) <= low
+                    || !self.compact_block(z, COMPACTION_HPAGE_ORDER, stats)
+                {
+                    break;
+                }
+            }
+        }
+    }
+
     /// Try to build one free block of `order` in zone `z` by migration. Returns whether a
     /// suitable block exists afterwards; the pages looked at and moved are in `stats`.
     pub fn compact_zone(&mut self, z: usize, order: u32, stats: &mut CompactStats) -> bool {
         if self.has_free_block(z, order) {
             return true;
         }
+        self.compact_block(z, order, stats)
+    }
+
+    /// Build one more free block of `order` in zone `z`, whether or not one exists already:
+    /// the cheapest candidate from the migrate cursor has its pages moved out. Returns whether
+    /// a block was freed.
+    fn compact_block(&mut self, z: usize, order: u32, stats: &mut CompactStats) -> bool {
         let (start, end) = (self.zones[z].free_area.start, self.zones[z].free_area.end);
         let size = 1u32 << order;
         if end - start < size {
@@ -169,6 +244,16 @@ impl Machine {
                 blk = start;
             }
             stats.migrate_scanned += size as u64;
+            // A block already free as a whole (or inside a larger free block) is what
+            // compaction makes, not a source.
+            let free = self.zones[z]
+                .free_area
+                .free_block_of(&self.frames, blk)
+                .is_some_and(|(_, o)| o >= order as usize);
+            if free {
+                blk += size;
+                continue;
+            }
             if let Some(used) = self.block_movable_pages(blk, size) {
                 if best.is_none_or(|(_, u)| used < u) {
                     best = Some((blk, used));
@@ -225,7 +310,9 @@ impl Machine {
             .free_area
             .free(&mut self.frames, &self.pageblock_mt, blk, order as usize);
         self.guest_after_free();
-        self.vm.add(VmEvent::PgmigrateSuccess, stats.migrated);
+        // This block's moves only: `stats` may already hold earlier blocks' (another zone's,
+        // or the previous steps of a proactive pass).
+        self.vm.add(VmEvent::PgmigrateSuccess, used as u64);
         true
     }
 
@@ -305,10 +392,21 @@ impl Machine {
     }
 }
 
+/// `fragmentation_score_wmark`: the band proactive compaction keeps the score in. Its low
+/// end is 100 - proactiveness but never under 5; the high end is 10 above, at most 100.
+pub fn fragmentation_score_wmark(proactiveness: u64, low: bool) -> u64 {
+    let wmark_low = 100u64.saturating_sub(proactiveness).max(5);
+    if low {
+        wmark_low
+    } else {
+        (wmark_low + 10).min(100)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::machine::{ZONE_DMA32, ZONE_MOVABLE};
+    use crate::machine::{ZONE_DMA, ZONE_DMA32, ZONE_MOVABLE};
     use crate::scenario::{Scenario, MIB};
 
     fn node() -> Machine {
@@ -358,6 +456,111 @@ mod tests {
             n.compaction_suitable(z, 3, mark, ZONE_MOVABLE, 0),
             CompactResult::Continue
         );
+    }
+
+    #[test]
+    fn the_proactive_band_follows_proactiveness() {
+        // The default 20 keeps the score between 80 and 90; 100 asks for the most (5..15, the
+        // floor of 5); 0 would put the band at 100, and kcompactd then never compacts.
+        assert_eq!(fragmentation_score_wmark(20, true), 80);
+        assert_eq!(fragmentation_score_wmark(20, false), 90);
+        assert_eq!(fragmentation_score_wmark(100, true), 5);
+        assert_eq!(fragmentation_score_wmark(100, false), 15);
+        assert_eq!(fragmentation_score_wmark(97, true), 5);
+        assert_eq!(fragmentation_score_wmark(0, false), 100);
+    }
+
+    #[test]
+    fn extfrag_counts_free_pages_outside_huge_page_blocks() {
+        let mut n = node();
+        let z = ZONE_DMA32;
+        let fa = &mut n.zones[z].free_area;
+        fa.nr_free = [[0; 4]; MAX_ORDER];
+        // 100 single pages, 3 order-8 blocks and one order-9 block: 1380 free, 512 of them in
+        // a block of the huge-page order, so (1380 - 512) * 100 / 1380 = 62 (rounded down).
+        fa.nr_free[0][MIGRATE_MOVABLE] = 100;
+        fa.nr_free[8][MIGRATE_MOVABLE] = 3;
+        fa.nr_free[9][MIGRATE_MOVABLE] = 1;
+        assert_eq!(n.extfrag_for_order(z, COMPACTION_HPAGE_ORDER), 62);
+        // Every block counts at its own size: an order-10 block is 1024 suitable pages.
+        n.zones[z].free_area.nr_free[10][MIGRATE_MOVABLE] = 1;
+        assert_eq!(
+            n.extfrag_for_order(z, COMPACTION_HPAGE_ORDER),
+            868 * 100 / 2404
+        );
+        n.zones[z].free_area.nr_free = [[0; 4]; MAX_ORDER];
+        assert_eq!(n.extfrag_for_order(z, COMPACTION_HPAGE_ORDER), 0);
+    }
+
+    /// A 256 MiB node whose DMA32 pages are all file pages on the LRU except every fourth,
+    /// which is free: its free memory is all single pages.
+    fn shattered_node() -> Machine {
+        use crate::machine::watermark::alloc_flags::ALLOC_NO_WATERMARKS;
+        let mut n = node();
+        let z = ZONE_DMA32;
+        let mut taken = Vec::new();
+        while let Some(p) = n.get_page_from_freelist(0, ALLOC_NO_WATERMARKS, z, MIGRATE_MOVABLE) {
+            if n.zone_of(p) != z {
+                break;
+            }
+            taken.push(p);
+        }
+        for &p in &taken {
+            n.frames.set_flags(p, 0);
+            n.lru_add(p);
+        }
+        for &p in taken.iter().filter(|&&p| p % 4 == 0) {
+            n.lru_del(p);
+            n.frames.set_flags(p, 0);
+            n.free_frame(p);
+        }
+        n
+    }
+
+    #[test]
+    fn the_node_score_weights_each_zone_by_its_present_pages() {
+        let n = shattered_node();
+        let (dma, dma32) = (&n.zones[ZONE_DMA], &n.zones[ZONE_DMA32]);
+        assert_eq!(n.extfrag_for_order(ZONE_DMA32, COMPACTION_HPAGE_ORDER), 100);
+        let dma_frag = n.extfrag_for_order(ZONE_DMA, COMPACTION_HPAGE_ORDER);
+        let node_present = dma.span.present + dma32.span.present;
+        // Each zone's share is rounded down on its own, as the kernel sums them.
+        let want = dma.span.present * dma_frag / (node_present + 1)
+            + dma32.span.present * 100 / (node_present + 1);
+        assert_eq!(n.fragmentation_score_node(), want);
+        assert!(
+            want > 90,
+            "a shattered DMA32 puts the node above the band: {want}"
+        );
+    }
+
+    #[test]
+    fn proactive_compaction_stops_at_the_low_end_of_the_band() {
+        let mut n = shattered_node();
+        assert!(n.should_proactive_compact_node());
+        let z = ZONE_DMA32;
+        let free_before = n.zones[z].free_pages();
+        let mut st = CompactStats::default();
+        n.proactive_compact_node(&mut st);
+        // Migration moves pages; it frees none.
+        assert_eq!(n.zones[z].free_pages(), free_before);
+        let after = n.extfrag_for_order(z, COMPACTION_HPAGE_ORDER);
+        assert!(after <= 80, "DMA32 left at {after}");
+        // It stopped at the first block that brought the zone into the band: one block fewer
+        // would have left it above.
+        let blocks = st.migrated / 384;
+        assert_eq!(st.migrated, blocks * 384, "each block had 384 pages in use");
+        let suitable = (blocks - 1) * 512;
+        assert!((free_before - suitable) * 100 / free_before > 80);
+        assert_eq!(n.vm.get(VmEvent::PgmigrateSuccess), st.migrated);
+        assert!(!n.should_proactive_compact_node());
+        // With kswapd running, or proactiveness 0, there is no proactive compaction.
+        let mut n = shattered_node();
+        n.kswapd.waiting = false;
+        assert!(!n.should_proactive_compact_node());
+        n.kswapd.waiting = true;
+        n.cfg.compaction_proactiveness = 0;
+        assert!(!n.should_proactive_compact_node());
     }
 
     #[test]

@@ -135,6 +135,8 @@ pub struct MachineConfig {
     pub dirty_background_ratio: u64,
     /// `vm.watermark_boost_factor`.
     pub watermark_boost_factor: u64,
+    /// `vm.compaction_proactiveness` (0 turns proactive compaction off).
+    pub compaction_proactiveness: u64,
     /// `transparent_hugepage/defrag` (`[host] thp_defrag`).
     pub thp_defrag: huge_memory::ThpDefrag,
     /// Anonymous memory has page-table pages (one unmovable kernel page per 2 MiB touched,

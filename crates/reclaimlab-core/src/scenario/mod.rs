@@ -189,6 +189,8 @@ pub struct Sysctl {
     pub watermark_scale_factor: u64,
     /// 0 disables boosting; in 1/10000 of the high watermark.
     pub watermark_boost_factor: u64,
+    /// `vm.compaction_proactiveness`: 0..=100, 0 turns proactive compaction off.
+    pub compaction_proactiveness: u64,
     /// One ratio per zone: DMA, DMA32, Normal, Movable (Device is always 0).
     pub lowmem_reserve_ratio: [u64; 4],
     /// 0..=200

@@ -1,8 +1,11 @@
-//! `[policy] kcompactd`: whether a compaction daemon exists. Since 4.6 kswapd hands the
-//! high-order request it could not satisfy to kcompactd before it sleeps; the 2.6.3x kernels
-//! had no such thread (they relied on lumpy reclaim inside kswapd).
+//! `[policy] kcompactd`: whether a compaction daemon exists and what wakes it. Since 4.6 kswapd
+//! hands the high-order request it could not satisfy to kcompactd before it sleeps; since 5.9
+//! kcompactd also compacts on its own when the node's free memory is fragmented (proactive
+//! compaction). The 2.6.3x kernels had no such thread (they relied on lumpy reclaim inside
+//! kswapd).
 
 mod none;
+mod v4_6;
 mod v6_1;
 
 use super::{Preset, Switch, Variant};
@@ -32,10 +35,16 @@ pub static SWITCH: Switch<dyn KcompactdPolicy> = Switch {
             make: || Box::new(none::NoDaemon),
         },
         Variant {
-            name: "v6.1",
-            kernel: "4.6 - 6.1",
+            name: "v4.6",
+            kernel: "4.6 - 5.8",
             summary: "kswapd wakes kcompactd for the original order before its nap",
-            make: || Box::new(v6_1::WokenByKswapd),
+            make: || Box::new(v4_6::WokenByKswapd),
+        },
+        Variant {
+            name: "v6.1",
+            kernel: "5.9 - 6.1",
+            summary: "as v4.6, and every 500 ms kcompactd compacts a fragmented node (vm.compaction_proactiveness)",
+            make: || Box::new(v6_1::Proactive),
         },
     ],
 };

@@ -10,4 +10,7 @@ impl KcompactdPolicy for NoDaemon {
     fn woken_by_kswapd(&self) -> bool {
         false
     }
+    fn proactive(&self) -> bool {
+        false
+    }
 }

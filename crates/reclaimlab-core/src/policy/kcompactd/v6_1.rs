@@ -1,13 +1,17 @@
-//! 4.6 and later (6.1): before its nap kswapd calls `wakeup_kcompactd` with the order and
-//! classzone it was asked for; kcompactd compacts one pass per wake.
+//! 5.9 and later (6.1): kcompactd is woken by kswapd as since 4.6, and when nothing woke it for
+//! 500 ms it checks the node's fragmentation score and compacts proactively
+//! (`vm.compaction_proactiveness`, 20 by default).
 
 use crate::actors::kswapd::KcompactdPolicy;
 
 #[derive(Debug)]
-pub struct WokenByKswapd;
+pub struct Proactive;
 
-impl KcompactdPolicy for WokenByKswapd {
+impl KcompactdPolicy for Proactive {
     fn woken_by_kswapd(&self) -> bool {
+        true
+    }
+    fn proactive(&self) -> bool {
         true
     }
 }

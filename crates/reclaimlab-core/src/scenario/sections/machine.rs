@@ -229,6 +229,11 @@ section! {
             "vm.watermark_boost_factor: how far an external fragmentation event may raise a zone's watermarks (with [policy] watermark_boost = \"v6.1\"); 0 disables boosting",
         )
         .unit("1/10000 of the high watermark");
+        compaction_proactiveness: 20 => Key::new(
+            "compaction_proactiveness",
+            Ty::UInt { min: 0, max: 100 },
+            "vm.compaction_proactiveness: every 500 ms kcompactd, with [policy] kcompactd = \"v6.1\", compacts a node whose free memory is fragmented beyond the band this sets (score above 110 - this, down to 100 - this); 0 turns proactive compaction off",
+        );
         lowmem_reserve_ratio: crate::machine::watermark::DEFAULT_LOWMEM_RESERVE_RATIO => Key::new(
             "lowmem_reserve_ratio",
             Ty::UIntList { labels: &["DMA", "DMA32", "Normal", "Movable"] },

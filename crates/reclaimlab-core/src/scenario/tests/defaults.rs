@@ -44,6 +44,7 @@ fn defaults_are_the_pinned_values() {
             min_free_kbytes: None,
             watermark_scale_factor: 10,
             watermark_boost_factor: 15_000,
+            compaction_proactiveness: 20,
             lowmem_reserve_ratio: [256, 256, 32, 0],
             swappiness: 60,
             page_cluster: 3,

@@ -123,6 +123,7 @@ file = { size = "8GiB", op = "write", passes = 2, hold = "1min" }
             min_free_kbytes: Some(67584),
             watermark_scale_factor: 150,
             watermark_boost_factor: 0,
+            compaction_proactiveness: 20,
             lowmem_reserve_ratio: [256, 256, 64, 0],
             swappiness: 100,
             page_cluster: 3,

@@ -119,6 +119,7 @@ fn sysctl_fields(s: &Sysctl) -> Vec<(&'static str, String)> {
             min_free_kbytes,
             watermark_scale_factor,
             watermark_boost_factor,
+            compaction_proactiveness,
             lowmem_reserve_ratio,
             swappiness,
             page_cluster,
