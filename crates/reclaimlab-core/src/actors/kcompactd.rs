@@ -5,13 +5,22 @@
 
 use std::any::Any;
 
-use crate::actors::kswapd::KcompactdPolicy;
 use crate::machine::compaction::{
     CompactStats, COMPACT_MAX_DEFER_SHIFT, HPAGE_FRAG_CHECK_INTERVAL_NS,
 };
 use crate::machine::vmstat::VmEvent;
 use crate::machine::Signal;
 use crate::world::{Actor, StepCx, Wake};
+
+/// `[policy] kcompactd` (variants in `crate::policy::kcompactd`): read by kcompactd, and by
+/// kswapd, which wakes it.
+pub trait KcompactdPolicy: std::fmt::Debug {
+    /// Does kswapd wake kcompactd for the order it was asked for before it naps?
+    fn woken_by_kswapd(&self) -> bool;
+    /// Does kcompactd also compact on its own, every 500 ms, a node whose free memory is
+    /// fragmented (proactive compaction, `vm.compaction_proactiveness`)?
+    fn proactive(&self) -> bool;
+}
 
 #[derive(Debug)]
 pub struct Kcompactd {

@@ -7,6 +7,7 @@
 
 use std::any::Any;
 
+use crate::actors::kcompactd::KcompactdPolicy;
 use crate::machine::gfp::GFP_KERNEL;
 use crate::machine::tracepoint::Tracepoint;
 use crate::machine::vmscan::{
@@ -30,15 +31,6 @@ pub trait KswapdLoop: std::fmt::Debug {
     fn order_zero_after_compact_gap(&self) -> bool;
     /// Restart an unbalanced priority sweep at DEF_PRIORITY (`loop_again`, 2.6.3x).
     fn restart_unbalanced_sweep(&self) -> bool;
-}
-
-/// `[policy] kcompactd` (variants in `crate::policy::kcompactd`).
-pub trait KcompactdPolicy: std::fmt::Debug {
-    /// Does kswapd wake kcompactd for the order it was asked for before it naps?
-    fn woken_by_kswapd(&self) -> bool;
-    /// Does kcompactd also compact on its own, every 500 ms, a node whose free memory is
-    /// fragmented (proactive compaction, `vm.compaction_proactiveness`)?
-    fn proactive(&self) -> bool;
 }
 
 #[derive(Debug, Clone)]

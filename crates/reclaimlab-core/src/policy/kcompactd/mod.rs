@@ -9,7 +9,7 @@ mod v4_6;
 mod v6_1;
 
 use super::{Preset, Switch, Variant};
-use crate::actors::kswapd::KcompactdPolicy;
+use crate::actors::kcompactd::KcompactdPolicy;
 
 pub static SWITCH: Switch<dyn KcompactdPolicy> = Switch {
     name: "kcompactd",

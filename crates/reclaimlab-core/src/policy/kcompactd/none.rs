@@ -1,7 +1,7 @@
 //! Before 4.6 there is no kcompactd: a high-order request kswapd leaves unmet waits for direct
 //! compaction by the allocating task.
 
-use crate::actors::kswapd::KcompactdPolicy;
+use crate::actors::kcompactd::KcompactdPolicy;
 
 #[derive(Debug)]
 pub struct NoDaemon;

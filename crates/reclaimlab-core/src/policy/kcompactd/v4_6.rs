@@ -1,7 +1,7 @@
 //! 4.6 to 5.8: before its nap kswapd calls `wakeup_kcompactd` with the order and classzone it
 //! was asked for; kcompactd compacts one pass per wake and does nothing on its own.
 
-use crate::actors::kswapd::KcompactdPolicy;
+use crate::actors::kcompactd::KcompactdPolicy;
 
 #[derive(Debug)]
 pub struct WokenByKswapd;

@@ -2,7 +2,7 @@
 //! 500 ms it checks the node's fragmentation score and compacts proactively
 //! (`vm.compaction_proactiveness`, 20 by default).
 
-use crate::actors::kswapd::KcompactdPolicy;
+use crate::actors::kcompactd::KcompactdPolicy;
 
 #[derive(Debug)]
 pub struct Proactive;
