@@ -164,13 +164,13 @@ def test_counters_the_model_lacks_are_listed_as_not_modelled(seq_comparison):
     assert "compact_migrate_scanned" not in {r.counter for r in c.rows}
     text = report.text(c)
     assert "not scored" in text and "compact_migrate_scanned: real mean" in text
-    # Beside it, what the model's proactive compaction moved in the same two seeds.
+    # Beside it, what the model's compaction (proactive here) moved in the same two seeds.
     s, _, _ = seq_comparison
     sims, _ = compare.simulate(s, kept, 2)
     moved = statistics.fmean(x["pgmigrate_success"] for x in sims)
     assert moved > 0
     why = {name: w for name, _, w in c.not_modelled}["pgmigrate_success"]
-    assert why.endswith(f"the model's proactive compaction alone: {moved:.0f}")
+    assert why.endswith(f"the model's (proactive, or for its workloads' requests): {moved:.0f}")
     js = c.as_json()
     assert any(x["counter"] == "compact_migrate_scanned" for x in js["not_modelled"])
     assert js["score"]["within"] == c.score[0]

@@ -100,7 +100,9 @@ def _write_sim_scenario(out: Path, s: spec.GuestSpec, kept: dict) -> None:
         out.mkdir(parents=True, exist_ok=True)
         path.write_text(head + tomli_w.dumps(compare.kept_sim_scenario(s, kept)), encoding="utf-8")
     except OSError as e:
-        raise CliError(f"--sim-out: cannot write {path}: {e.strerror}; give a writable directory") from None
+        raise CliError(
+            f"--sim-out: cannot write {path}: {e.strerror}; give a writable directory"
+        ) from None
 
 
 def main(args: argparse.Namespace) -> int:

@@ -334,7 +334,7 @@ def build(spec: GuestSpec, kept: dict[str, Any], sims: list[dict[str, int]]) -> 
                 sim = mean([s.get(c, 0) for s in sims])
                 why = (
                     "background compaction, proactive and for the kernel's own allocations; "
-                    f"the model's proactive compaction alone: {sim:.0f}"
+                    f"the model's (proactive, or for its workloads' requests): {sim:.0f}"
                 )
                 not_modelled.append((c, m, why))
     for c in skipped:

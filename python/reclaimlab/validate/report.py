@@ -97,7 +97,8 @@ def text(c: Comparison) -> str:
 
 
 def _lists(c: Comparison, bullet: str) -> list[str]:
-    out = ["", "not scored (the kernel moved them; the simulator has no such counter, or only part of what it counts):"]
+    out = ["", "not scored (the kernel moved them; the simulator has no such counter, "
+           "or only part of what it counts):"]
     if c.not_modelled:
         out += [f"{bullet}{name}: real mean {_num(v)} ({why})" for name, v, why in c.not_modelled]
     else:
