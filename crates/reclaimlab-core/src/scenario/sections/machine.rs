@@ -232,7 +232,7 @@ section! {
         compaction_proactiveness: 20 => Key::new(
             "compaction_proactiveness",
             Ty::UInt { min: 0, max: 100 },
-            "vm.compaction_proactiveness: every 500 ms kcompactd, with [policy] kcompactd = \"v6.1\", compacts a node whose free memory is fragmented beyond the band this sets (score above 110 - this, down to 100 - this); 0 turns proactive compaction off",
+            "vm.compaction_proactiveness: every 500 ms kcompactd, with [policy] kcompactd = \"v6.1\", compacts a node whose free memory is fragmented beyond the band this sets (score above 110 - this, down to 100 - this; never below 15 and 5); 0 turns proactive compaction off",
         );
         lowmem_reserve_ratio: crate::machine::watermark::DEFAULT_LOWMEM_RESERVE_RATIO => Key::new(
             "lowmem_reserve_ratio",
