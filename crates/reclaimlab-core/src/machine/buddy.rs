@@ -278,6 +278,86 @@ impl FreeArea {
         None
     }
 
+    /// A migration target for compaction's free scanner (`suitable_migration_target`): a free
+    /// page out of a free block smaller than a pageblock (a whole free pageblock is what
+    /// compaction makes, never a target), of a movable pageblock unless `any_block`
+    /// (`ignore_block_suitable`, direct compaction at its last priority). Nothing is stolen:
+    /// a target is an isolated free page, not an allocation, so no pageblock changes type.
+    pub fn take_migration_target(
+        &mut self,
+        fr: &mut Frames,
+        pageblock_mt: &[u8],
+        any_block: bool,
+    ) -> Option<u32> {
+        for o in 0..PAGEBLOCK_ORDER as usize {
+            for &mt in Self::target_lists(any_block) {
+                let mut head = self.lists[o][mt].head;
+                while head != NIL && !Self::suitable_target(pageblock_mt, head, any_block) {
+                    head = fr.next(head);
+                }
+                if head == NIL {
+                    continue;
+                }
+                self.del_block(fr, head, o, mt);
+                let mut h = o;
+                while h > 0 {
+                    h -= 1;
+                    self.add_block(fr, head + (1 << h), h, mt, false);
+                }
+                self.free_pages -= 1;
+                self.stat.modify(-1);
+                return Some(head);
+            }
+        }
+        None
+    }
+
+    /// Whether compaction finds at least `need` target pages (`take_migration_target`)
+    /// outside `[blk, blk + size)`. The walk stops once it has found them: the free lists can
+    /// hold tens of thousands of single pages, and a block needs at most a pageblock's worth.
+    pub fn has_migration_targets(
+        &self,
+        fr: &Frames,
+        pageblock_mt: &[u8],
+        (blk, size): (u32, u32),
+        need: u64,
+        any_block: bool,
+    ) -> bool {
+        let mut n = 0u64;
+        for o in (0..PAGEBLOCK_ORDER as usize).rev() {
+            for &mt in Self::target_lists(any_block) {
+                let mut p = self.lists[o][mt].head;
+                while p != NIL {
+                    if Self::suitable_target(pageblock_mt, p, any_block)
+                        && !(blk..blk + size).contains(&p)
+                    {
+                        n += 1 << o;
+                        if n >= need {
+                            return true;
+                        }
+                    }
+                    p = fr.next(p);
+                }
+            }
+        }
+        n >= need
+    }
+
+    /// The free lists compaction takes targets from: the movable ones, or with `any_block`
+    /// every list of the per-CPU types (movable first).
+    fn target_lists(any_block: bool) -> &'static [usize] {
+        if any_block {
+            &[MIGRATE_MOVABLE, MIGRATE_RECLAIMABLE, MIGRATE_UNMOVABLE]
+        } else {
+            &[MIGRATE_MOVABLE]
+        }
+    }
+
+    #[inline]
+    fn suitable_target(pageblock_mt: &[u8], pfn: u32, any_block: bool) -> bool {
+        any_block || pageblock_mt[pageblock_of(pfn)] as usize == MIGRATE_MOVABLE
+    }
+
     /// `__rmqueue`: the requested type first, then steal from a fallback type.
     pub fn rmqueue(
         &mut self,

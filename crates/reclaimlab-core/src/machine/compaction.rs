@@ -15,7 +15,7 @@
 
 use super::frames::{pg, NIL};
 use super::memory::{pte_present, PTE_PFN_MASK};
-use super::watermark::{MIGRATE_HIGHATOMIC, MIGRATE_MOVABLE};
+use super::watermark::MIGRATE_HIGHATOMIC;
 use super::Machine;
 use super::{MAX_NR_ZONES, MAX_ORDER, PAGE_ALLOC_COSTLY_ORDER};
 use crate::machine::vmstat::VmEvent;
@@ -45,6 +45,23 @@ pub enum CompactResult {
     /// An attempt ran and did not produce a block.
     Complete,
 }
+
+/// `enum compact_priority`: how hard a direct compaction tries; lower is harder. The slow
+/// path starts its retry loop at `SyncLight` and `should_compact_retry` lowers it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub enum CompactPriority {
+    /// `COMPACT_PRIO_SYNC_FULL` (`MIN_COMPACT_PRIORITY`): deferral is not checked and the free
+    /// scanner takes targets from any pageblock (`ignore_block_suitable`).
+    SyncFull,
+    /// `COMPACT_PRIO_SYNC_LIGHT` (`DEF_COMPACT_PRIORITY`, `MIN_COMPACT_COSTLY_PRIORITY`).
+    #[default]
+    SyncLight,
+    /// `COMPACT_PRIO_ASYNC` (`INIT_COMPACT_PRIORITY`): the attempt before reclaim.
+    Async,
+}
+
+/// `MAX_COMPACT_RETRIES`: retries after compactions that made progress.
+pub const MAX_COMPACT_RETRIES: u32 = 16;
 
 /// Per-zone compaction state (`compact_cached_migrate_pfn`, deferral).
 #[derive(Debug, Clone, Copy, Default)]
@@ -119,6 +136,24 @@ impl Machine {
             }
         }
         CompactResult::Continue
+    }
+
+    /// `compaction_zonelist_suitable`: whether compaction could run in some zone up to `hz`
+    /// once reclaim freed what it can (the zone's reclaimable pages count as free).
+    pub fn compaction_zonelist_suitable(&self, order: u32, hz: usize) -> bool {
+        self.zonelist(hz).any(|z| {
+            let zone = &self.zones[z];
+            let wm = if order > PAGE_ALLOC_COSTLY_ORDER {
+                zone.low_wmark_pages()
+            } else {
+                zone.min_wmark_pages()
+            };
+            let need = wm + (2u64 << order) + zone.lowmem_reserve[hz];
+            let available = zone.free_pages() + self.zone_reclaimable_pages(z);
+            available > need
+                && (order <= PAGE_ALLOC_COSTLY_ORDER
+                    || !(0..=EXTFRAG_THRESHOLD).contains(&self.fragmentation_index(z, order)))
+        })
     }
 
     /// `compaction_deferred`: skip this attempt while the zone is backing off.
@@ -209,7 +244,7 @@ impl Machine {
             let blocks = self.zones[z].span.spanned >> COMPACTION_HPAGE_ORDER;
             for _ in 0..blocks {
                 if self.extfrag_for_order(z, COMPACTION_HPAGE_ORDER) <= low
-                    || !self.compact_block(z, COMPACTION_HPAGE_ORDER, stats)
+                    || !self.compact_block(z, COMPACTION_HPAGE_ORDER, stats, false)
                 {
                     break;
                 }
@@ -219,17 +254,30 @@ impl Machine {
 
     /// Try to build one free block of `order` in zone `z` by migration. Returns whether a
     /// suitable block exists afterwards; the pages looked at and moved are in `stats`.
-    pub fn compact_zone(&mut self, z: usize, order: u32, stats: &mut CompactStats) -> bool {
+    /// `any_block`: targets may be free pages of any pageblock (`ignore_block_suitable`).
+    pub fn compact_zone(
+        &mut self,
+        z: usize,
+        order: u32,
+        stats: &mut CompactStats,
+        any_block: bool,
+    ) -> bool {
         if self.has_free_block(z, order) {
             return true;
         }
-        self.compact_block(z, order, stats)
+        self.compact_block(z, order, stats, any_block)
     }
 
     /// Build one more free block of `order` in zone `z`, whether or not one exists already:
     /// the cheapest candidate from the migrate cursor has its pages moved out. Returns whether
     /// a block was freed.
-    fn compact_block(&mut self, z: usize, order: u32, stats: &mut CompactStats) -> bool {
+    fn compact_block(
+        &mut self,
+        z: usize,
+        order: u32,
+        stats: &mut CompactStats,
+        any_block: bool,
+    ) -> bool {
         let (start, end) = (self.zones[z].free_area.start, self.zones[z].free_area.end);
         let size = 1u32 << order;
         if end - start < size {
@@ -265,9 +313,15 @@ impl Machine {
         let Some((blk, used)) = best else {
             return false;
         };
-        // The free scanner needs `used` free pages outside the block.
-        let free_inside = self.free_pages_in(blk, size);
-        if self.zones[z].free_pages() - free_inside < used as u64 {
+        // The free scanner needs `used` target pages outside the block.
+        let enough = self.zones[z].free_area.has_migration_targets(
+            &self.frames,
+            &self.pageblock_mt,
+            (blk, size),
+            used as u64,
+            any_block,
+        );
+        if !enough {
             return false;
         }
         // Take the block's free pieces off the free lists so targets come from elsewhere. Its
@@ -291,11 +345,8 @@ impl Machine {
             }
             let new = self.zones[z]
                 .free_area
-                .rmqueue(&mut self.frames, &mut self.pageblock_mt, 0, MIGRATE_MOVABLE)
-                .expect("free pages were counted before migrating");
-            // The kernel's migration targets are isolated free pages, not an allocation: no
-            // fallback steal, so no watermark boost.
-            self.zones[z].free_area.fragmentation_event = false;
+                .take_migration_target(&mut self.frames, &self.pageblock_mt, any_block)
+                .expect("migration targets were counted before migrating");
             stats.free_scanned += 1;
             stats.isolated += 2;
             // The copy writes the target frame: a guest's host must back it.
@@ -334,20 +385,6 @@ impl Machine {
         Some(used)
     }
 
-    fn free_pages_in(&self, blk: u32, size: u32) -> u64 {
-        let mut n = 0;
-        let mut p = blk;
-        while p < blk + size {
-            if let Some(o) = self.frames.buddy_order(p) {
-                n += 1u64 << o;
-                p += 1 << o;
-            } else {
-                p += 1;
-            }
-        }
-        n
-    }
-
     /// Move an LRU page's contents and identity from frame `old` to frame `new`
     /// (`migrate_pages` for one isolated page): flags, reverse map, page table, LRU.
     fn migrate_page(&mut self, old: u32, new: u32) {
@@ -379,7 +416,7 @@ impl Machine {
             match self.compaction_suitable(z, order, mark, hz, 0) {
                 CompactResult::Success => return true,
                 CompactResult::Continue => {
-                    if self.compact_zone(z, order, stats) {
+                    if self.compact_zone(z, order, stats, false) {
                         self.compaction_defer_reset(z, order);
                         return true;
                     }
@@ -406,7 +443,8 @@ pub fn fragmentation_score_wmark(proactiveness: u64, low: bool) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::machine::{ZONE_DMA, ZONE_DMA32, ZONE_MOVABLE};
+    use crate::machine::watermark::MIGRATE_MOVABLE;
+    use crate::machine::{PAGEBLOCK_ORDER, ZONE_DMA, ZONE_DMA32, ZONE_MOVABLE};
     use crate::scenario::{Scenario, MIB};
 
     fn node() -> Machine {
@@ -561,6 +599,65 @@ mod tests {
         n.kswapd.waiting = true;
         n.cfg.compaction_proactiveness = 0;
         assert!(!n.should_proactive_compact_node());
+    }
+
+    /// Free blocks of at least a pageblock in zone `z`.
+    fn whole_free_pageblocks(n: &Machine, z: usize) -> u64 {
+        let nr = n.zones[z].free_area.nr_free_total();
+        (PAGEBLOCK_ORDER as usize..MAX_ORDER)
+            .map(|o| nr[o] << (o - PAGEBLOCK_ORDER as usize))
+            .sum()
+    }
+
+    #[test]
+    fn migration_targets_are_free_pages_of_movable_pageblocks_below_a_pageblock() {
+        use crate::machine::watermark::MIGRATE_RECLAIMABLE;
+        const PAGEBLOCK_PAGES: u32 = 1 << PAGEBLOCK_ORDER;
+        let z = ZONE_DMA32;
+        // Every DMA32 pageblock has 128 of its 512 pages free. Two of them stay movable; the
+        // others become reclaimable with their free pages left on the movable lists (as a steal
+        // of a piece leaves them), so only 256 pages are targets: less than the 384 pages in
+        // use that any block would have to move out.
+        let mut n = shattered_node();
+        let (start, end) = (n.zones[z].free_area.start, n.zones[z].free_area.end);
+        let first = (start as usize).div_ceil(PAGEBLOCK_PAGES as usize);
+        let last = end as usize / PAGEBLOCK_PAGES as usize;
+        for pb in first + 2..last {
+            n.pageblock_mt[pb] = MIGRATE_RECLAIMABLE as u8;
+        }
+        let types = n.pageblock_mt.clone();
+        let free = n.zones[z].free_pages();
+        let mut st = CompactStats::default();
+        assert!(!n.compact_block(z, COMPACTION_HPAGE_ORDER, &mut st, false));
+        assert_eq!(st.migrated, 0);
+        assert_eq!(
+            n.pageblock_mt, types,
+            "compaction changed no pageblock's type"
+        );
+        assert_eq!(n.zones[z].free_pages(), free);
+        // At the last priority (`ignore_block_suitable`) any pageblock's free pages will do,
+        // and still no pageblock changes type.
+        assert!(n.compact_block(z, COMPACTION_HPAGE_ORDER, &mut st, true));
+        assert_eq!(st.migrated, 384);
+        assert_eq!(n.pageblock_mt, types);
+        assert_eq!(n.zones[z].free_pages(), free);
+
+        // All movable, plus one whole free pageblock: compaction builds a second one from the
+        // scattered free pages and leaves the whole one alone.
+        let mut n = shattered_node();
+        let blk = (first as u32 + 4) * PAGEBLOCK_PAGES;
+        for p in blk..blk + PAGEBLOCK_PAGES {
+            if n.frames.test(p, pg::LRU) {
+                n.lru_del(p);
+                n.frames.set_flags(p, 0);
+                n.free_frame(p);
+            }
+        }
+        assert_eq!(whole_free_pageblocks(&n, z), 1);
+        let mut st = CompactStats::default();
+        assert!(n.compact_block(z, COMPACTION_HPAGE_ORDER, &mut st, false));
+        assert_eq!(st.migrated, 384);
+        assert_eq!(whole_free_pageblocks(&n, z), 2);
     }
 
     #[test]

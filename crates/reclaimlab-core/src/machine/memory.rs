@@ -159,12 +159,23 @@ pub struct TaskCtx {
     pub sleep_ns: u64,
     /// `no_progress_loops` of the allocation that is being retried.
     pub no_progress_loops: u32,
+    /// `compact_priority` and `compaction_retries` of the allocation that is being retried.
+    pub compact_priority: super::compaction::CompactPriority,
+    pub compaction_retries: u32,
     /// A direct reclaim that yielded at the end of its quantum, with the request it serves
     /// (gfp, order): the task's next attempt at that allocation resumes it.
     pub reclaim: Option<(super::gfp::Gfp, u32, Box<super::vmscan::ScanControl>)>,
 }
 
 impl TaskCtx {
+    /// The allocation being retried got its page: its slow-path state starts afresh.
+    #[inline]
+    pub fn end_of_request(&mut self) {
+        self.no_progress_loops = 0;
+        self.compact_priority = Default::default();
+        self.compaction_retries = 0;
+    }
+
     /// A new step of the task: its time, stall and sleep start from zero (the slow-path
     /// state carries over).
     #[inline]

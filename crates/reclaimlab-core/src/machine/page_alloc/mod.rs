@@ -11,7 +11,7 @@
 
 pub mod pcp;
 
-use super::compaction::{CompactResult, CompactStats};
+use super::compaction::{CompactPriority, CompactResult, CompactStats, MAX_COMPACT_RETRIES};
 use super::frames::{pg, NIL};
 use super::gfp::{self, gfp_migratetype, gfp_zone, Gfp};
 use super::signal::Signal;
@@ -129,13 +129,13 @@ impl Machine {
         // A task in the middle of direct reclaim for this request goes on with it.
         if !t.reclaiming_for(gfp, order) {
             if let Some(p) = self.get_page_from_freelist(order, flags, hz, mt) {
-                t.no_progress_loops = 0;
+                t.end_of_request();
                 return Ok(p);
             }
         }
         let r = self.alloc_slowpath(gfp, order, hz, mt, t);
         if r.is_ok() {
-            t.no_progress_loops = 0;
+            t.end_of_request();
         }
         r
     }
@@ -187,7 +187,9 @@ impl Machine {
             }
             // Costly or unmovable high-order requests try compaction before reclaim.
             if can_direct_reclaim && order > 0 && (costly || mt != MIGRATE_MOVABLE) {
-                if let Some(p) = self.direct_compact(order, alloc_flags, hz, mt, t) {
+                let (page, _) =
+                    self.direct_compact(order, alloc_flags, hz, mt, t, CompactPriority::Async);
+                if let Some(p) = page {
                     return Ok(p);
                 }
             }
@@ -228,10 +230,14 @@ impl Machine {
                     return Ok(p);
                 }
             }
+            let mut compact_result = CompactResult::Skipped;
             if order > 0 {
-                if let Some(p) = self.direct_compact(order, alloc_flags, hz, mt, t) {
+                let prio = t.compact_priority;
+                let (page, result) = self.direct_compact(order, alloc_flags, hz, mt, t, prio);
+                if let Some(p) = page {
                     return Ok(p);
                 }
+                compact_result = result;
             }
             if gfp & gfp::__GFP_NORETRY != 0 {
                 return Err(Access::Retry(JIFFY_NS));
@@ -246,6 +252,15 @@ impl Machine {
                 }
                 return Err(Access::Retry(JIFFY_NS));
             }
+            // Compaction is worth another round (at a higher priority) only if reclaim made
+            // progress: it needs free pages to migrate into.
+            if progress > 0 && self.should_compact_retry(order, hz, compact_result, t) {
+                if immediate < IMMEDIATE_RETRIES {
+                    immediate += 1;
+                    continue;
+                }
+                return Err(Access::Retry(JIFFY_NS));
+            }
             // Reclaim cannot help any more: the OOM killer.
             return match self.may_oom(gfp, order, hz, mt, t) {
                 Ok(p) => Ok(p),
@@ -254,8 +269,10 @@ impl Machine {
         }
     }
 
-    /// `__alloc_pages_direct_compact`: compact the zonelist, then try the freelist.
-    /// Returns `None` without counting a stall when no zone was worth compacting.
+    /// `__alloc_pages_direct_compact` at priority `prio`: compact the zonelist, then try the
+    /// freelist. The result is what `should_compact_retry` judges: `Skipped` or `Deferred`
+    /// when no zone was worth compacting (no stall is counted), `Success` when a zone made a
+    /// block, `Complete` when the attempt ran and made none.
     fn direct_compact(
         &mut self,
         order: u32,
@@ -263,11 +280,20 @@ impl Machine {
         hz: usize,
         mt: usize,
         t: &mut TaskCtx,
-    ) -> Option<u32> {
+        prio: CompactPriority,
+    ) -> (Option<u32>, CompactResult) {
+        let last_priority = prio == CompactPriority::SyncFull;
         let mut st = CompactStats::default();
         let mut ran = false;
+        let mut deferred = false;
+        let mut made_block = false;
         for z in (0..=hz.min(MAX_NR_ZONES - 1)).rev() {
-            if !self.zones[z].is_managed() || self.compaction_deferred(z, order) {
+            if !self.zones[z].is_managed() {
+                continue;
+            }
+            // The last priority ignores deferral.
+            if !last_priority && self.compaction_deferred(z, order) {
+                deferred = true;
                 continue;
             }
             let mark = self.zones[z].wmark_pages(alloc_flags & ALLOC_WMARK_MASK);
@@ -276,14 +302,20 @@ impl Machine {
                 continue;
             }
             ran = true;
-            if self.compact_zone(z, order, &mut st) {
+            if self.compact_zone(z, order, &mut st, last_priority) {
                 self.compaction_defer_reset(z, order);
+                made_block = true;
                 break;
             }
             self.defer_compaction(z, order);
         }
         if !ran {
-            return None;
+            let result = if deferred {
+                CompactResult::Deferred
+            } else {
+                CompactResult::Skipped
+            };
+            return (None, result);
         }
         self.vm.add(VmEvent::CompactStall, 1);
         self.account_compaction(&st, false);
@@ -297,7 +329,61 @@ impl Machine {
             },
             1,
         );
-        page
+        let result = if made_block {
+            CompactResult::Success
+        } else {
+            CompactResult::Complete
+        };
+        (page, result)
+    }
+
+    /// `should_compact_retry` (core-mm §3.3): after a compaction that failed or withdrew, try
+    /// again one priority harder, down to the floor (`SyncFull` for non-costly orders,
+    /// `SyncLight` for costly ones); after one that made a block, retry up to
+    /// `MAX_COMPACT_RETRIES` times (a quarter of that for costly orders); after one skipped
+    /// for want of free pages, retry if reclaim could give compaction enough.
+    fn should_compact_retry(
+        &mut self,
+        order: u32,
+        hz: usize,
+        result: CompactResult,
+        t: &mut TaskCtx,
+    ) -> bool {
+        if order == 0 {
+            return false;
+        }
+        if result == CompactResult::Success {
+            t.compaction_retries += 1;
+        }
+        match result {
+            CompactResult::Skipped => return self.compaction_zonelist_suitable(order, hz),
+            // A failed or withdrawn attempt goes straight to a harder priority.
+            CompactResult::Complete | CompactResult::Deferred => {}
+            _ => {
+                let max = if order > PAGE_ALLOC_COSTLY_ORDER {
+                    MAX_COMPACT_RETRIES / 4
+                } else {
+                    MAX_COMPACT_RETRIES
+                };
+                if t.compaction_retries <= max {
+                    return true;
+                }
+            }
+        }
+        let floor = if order > PAGE_ALLOC_COSTLY_ORDER {
+            CompactPriority::SyncLight
+        } else {
+            CompactPriority::SyncFull
+        };
+        if t.compact_priority > floor {
+            t.compact_priority = match t.compact_priority {
+                CompactPriority::Async => CompactPriority::SyncLight,
+                _ => CompactPriority::SyncFull,
+            };
+            t.compaction_retries = 0;
+            return true;
+        }
+        false
     }
 
     /// Scanner and isolation counters; kcompactd also counts its own scans.
@@ -511,6 +597,63 @@ mod tests {
         );
         let scn = crate::scenario::parse_str(&text, "t.toml").unwrap();
         crate::run::host_machine(&scn, 1, false).unwrap()
+    }
+
+    /// core-mm §3.3 `should_compact_retry`: a failed compaction escalates one priority, to
+    /// SYNC_FULL for non-costly orders and no further than SYNC_LIGHT for costly ones; one that
+    /// made a block is retried MAX_COMPACT_RETRIES times (a quarter for costly orders) before
+    /// the priority goes up; a request's success starts the next one afresh.
+    #[test]
+    fn compaction_retries_escalate_to_the_floor_then_give_up() {
+        use super::{CompactPriority as P, CompactResult as R, TaskCtx, MAX_COMPACT_RETRIES};
+        let mut m = machine("0");
+        let hz = 1;
+        let mut t = TaskCtx::default();
+        assert_eq!(t.compact_priority, P::SyncLight);
+        assert!(
+            !m.should_compact_retry(0, hz, R::Complete, &mut t),
+            "order 0 never"
+        );
+        assert!(m.should_compact_retry(3, hz, R::Complete, &mut t));
+        assert_eq!(t.compact_priority, P::SyncFull);
+        assert!(
+            !m.should_compact_retry(3, hz, R::Complete, &mut t),
+            "no harder priority"
+        );
+        assert!(!m.should_compact_retry(3, hz, R::Deferred, &mut t));
+
+        let mut t = TaskCtx::default();
+        assert!(
+            !m.should_compact_retry(9, hz, R::Complete, &mut t),
+            "costly: floor SYNC_LIGHT"
+        );
+
+        for (order, max) in [(3, MAX_COMPACT_RETRIES), (9, MAX_COMPACT_RETRIES / 4)] {
+            let mut t = TaskCtx::default();
+            for _ in 0..max {
+                assert!(m.should_compact_retry(order, hz, R::Success, &mut t));
+            }
+            assert_eq!(
+                (t.compact_priority, t.compaction_retries),
+                (P::SyncLight, max)
+            );
+            // One retry past the limit: a harder priority if there is one, counting afresh.
+            let harder = m.should_compact_retry(order, hz, R::Success, &mut t);
+            assert_eq!(harder, order == 3, "order {order}");
+            if harder {
+                assert_eq!((t.compact_priority, t.compaction_retries), (P::SyncFull, 0));
+            }
+            t.end_of_request();
+            assert_eq!(
+                (t.compact_priority, t.compaction_retries),
+                (P::SyncLight, 0)
+            );
+        }
+
+        // Skipped for want of free pages: retry while reclaim could give compaction enough.
+        let mut t = TaskCtx::default();
+        assert!(m.should_compact_retry(3, hz, R::Skipped, &mut t));
+        assert_eq!(t.compact_priority, P::SyncLight, "a skip does not escalate");
     }
 
     /// core-mm §2.5: at the min mark of a boosted zone, an order-0 request that cannot sleep
