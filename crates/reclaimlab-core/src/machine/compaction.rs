@@ -46,23 +46,6 @@ pub enum CompactResult {
     Complete,
 }
 
-/// `enum compact_priority`: how hard a direct compaction tries; lower is harder. The slow
-/// path starts its retry loop at `SyncLight` and `should_compact_retry` lowers it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
-pub enum CompactPriority {
-    /// `COMPACT_PRIO_SYNC_FULL` (`MIN_COMPACT_PRIORITY`): deferral is not checked and the free
-    /// scanner takes targets from any pageblock (`ignore_block_suitable`).
-    SyncFull,
-    /// `COMPACT_PRIO_SYNC_LIGHT` (`DEF_COMPACT_PRIORITY`, `MIN_COMPACT_COSTLY_PRIORITY`).
-    #[default]
-    SyncLight,
-    /// `COMPACT_PRIO_ASYNC` (`INIT_COMPACT_PRIORITY`): the attempt before reclaim.
-    Async,
-}
-
-/// `MAX_COMPACT_RETRIES`: retries after compactions that made progress.
-pub const MAX_COMPACT_RETRIES: u32 = 16;
-
 /// Per-zone compaction state (`compact_cached_migrate_pfn`, deferral).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct CompactState {
@@ -601,63 +584,49 @@ mod tests {
         assert!(!n.should_proactive_compact_node());
     }
 
-    /// Free blocks of at least a pageblock in zone `z`.
-    fn whole_free_pageblocks(n: &Machine, z: usize) -> u64 {
-        let nr = n.zones[z].free_area.nr_free_total();
-        (PAGEBLOCK_ORDER as usize..MAX_ORDER)
-            .map(|o| nr[o] << (o - PAGEBLOCK_ORDER as usize))
-            .sum()
-    }
-
     #[test]
     fn migration_targets_are_free_pages_of_movable_pageblocks_below_a_pageblock() {
         use crate::machine::watermark::MIGRATE_RECLAIMABLE;
-        const PAGEBLOCK_PAGES: u32 = 1 << PAGEBLOCK_ORDER;
+        const PB: u32 = 1 << PAGEBLOCK_ORDER;
         let z = ZONE_DMA32;
-        // Every DMA32 pageblock has 128 of its 512 pages free. Two of them stay movable; the
-        // others become reclaimable with their free pages left on the movable lists (as a steal
-        // of a piece leaves them), so only 256 pages are targets: less than the 384 pages in
-        // use that any block would have to move out.
+        // Free blocks of a pageblock (order 9) or more, counted in pageblocks.
+        let whole = |n: &Machine| -> u64 {
+            let nr = n.zones[z].free_area.nr_free_total();
+            (9..MAX_ORDER).map(|o| nr[o] << (o - 9)).sum()
+        };
+        // Every DMA32 pageblock has 128 of its 512 pages free. Two stay movable; the others
+        // become reclaimable with their free pages left on the movable lists (as a steal of a
+        // piece leaves them): 256 target pages, fewer than the 384 any block must move out.
         let mut n = shattered_node();
-        let (start, end) = (n.zones[z].free_area.start, n.zones[z].free_area.end);
-        let first = (start as usize).div_ceil(PAGEBLOCK_PAGES as usize);
-        let last = end as usize / PAGEBLOCK_PAGES as usize;
-        for pb in first + 2..last {
-            n.pageblock_mt[pb] = MIGRATE_RECLAIMABLE as u8;
+        let first = n.zones[z].free_area.start.div_ceil(PB);
+        for pb in first + 2..n.zones[z].free_area.end / PB {
+            n.pageblock_mt[pb as usize] = MIGRATE_RECLAIMABLE as u8;
         }
-        let types = n.pageblock_mt.clone();
-        let free = n.zones[z].free_pages();
+        let (types, free) = (n.pageblock_mt.clone(), n.zones[z].free_pages());
         let mut st = CompactStats::default();
         assert!(!n.compact_block(z, COMPACTION_HPAGE_ORDER, &mut st, false));
-        assert_eq!(st.migrated, 0);
-        assert_eq!(
-            n.pageblock_mt, types,
-            "compaction changed no pageblock's type"
-        );
-        assert_eq!(n.zones[z].free_pages(), free);
+        assert_eq!((st.migrated, n.zones[z].free_pages()), (0, free));
+        assert_eq!(n.pageblock_mt, types, "no pageblock changes type");
         // At the last priority (`ignore_block_suitable`) any pageblock's free pages will do,
         // and still no pageblock changes type.
         assert!(n.compact_block(z, COMPACTION_HPAGE_ORDER, &mut st, true));
-        assert_eq!(st.migrated, 384);
+        assert_eq!((st.migrated, n.zones[z].free_pages()), (384, free));
         assert_eq!(n.pageblock_mt, types);
-        assert_eq!(n.zones[z].free_pages(), free);
 
         // All movable, plus one whole free pageblock: compaction builds a second one from the
         // scattered free pages and leaves the whole one alone.
         let mut n = shattered_node();
-        let blk = (first as u32 + 4) * PAGEBLOCK_PAGES;
-        for p in blk..blk + PAGEBLOCK_PAGES {
+        for p in (first + 4) * PB..(first + 5) * PB {
             if n.frames.test(p, pg::LRU) {
                 n.lru_del(p);
                 n.frames.set_flags(p, 0);
                 n.free_frame(p);
             }
         }
-        assert_eq!(whole_free_pageblocks(&n, z), 1);
+        assert_eq!(whole(&n), 1);
         let mut st = CompactStats::default();
         assert!(n.compact_block(z, COMPACTION_HPAGE_ORDER, &mut st, false));
-        assert_eq!(st.migrated, 384);
-        assert_eq!(whole_free_pageblocks(&n, z), 2);
+        assert_eq!((st.migrated, whole(&n)), (384, 2));
     }
 
     #[test]

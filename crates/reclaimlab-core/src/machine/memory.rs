@@ -160,7 +160,7 @@ pub struct TaskCtx {
     /// `no_progress_loops` of the allocation that is being retried.
     pub no_progress_loops: u32,
     /// `compact_priority` and `compaction_retries` of the allocation that is being retried.
-    pub compact_priority: super::compaction::CompactPriority,
+    pub compact_priority: super::page_alloc::direct_compact::CompactPriority,
     pub compaction_retries: u32,
     /// A direct reclaim that yielded at the end of its quantum, with the request it serves
     /// (gfp, order): the task's next attempt at that allocation resumes it.
