@@ -74,6 +74,7 @@ pub fn host_params(scn: &Scenario, seed: u64, trace: bool) -> Result<MachinePara
         cpus: scn.host.cpus.max(1),
         swap_pages: s.size_bytes / PAGE_SIZE,
         swap_rotational: s.rotational,
+        swap_plug_pages: s.max_request_bytes.div_ceil(PAGE_SIZE),
         swapdev: device(
             s.read_latency_ns,
             s.write_latency_ns,

@@ -162,6 +162,11 @@ if [ $TRACING = 1 ]; then
     # Each disk request's issue and completion: how long a page stays under writeback.
     echo 1 > $T/events/block/block_rq_issue/enable
     echo 1 > $T/events/block/block_rq_complete/enable
+    # The reclaimers' block plugs: when a plug opens and is flushed (explicitly at the end of
+    # a reclaim pass, or on its request limit), and the requests it inserts.
+    echo 1 > $T/events/block/block_plug/enable
+    echo 1 > $T/events/block/block_unplug/enable
+    echo 1 > $T/events/block/block_rq_insert/enable
     echo 1 > $T/tracing_on
 fi
 echo "{MARK}:begin workload@@"

@@ -28,7 +28,10 @@ off its CPU) and the reclaim events `mm_vmscan_wakeup_kswapd`, `mm_vmscan_kswapd
   their sizes and how long the guest waited for them. A swap page stays under writeback at
   least that long (before issue it waits in the reclaimer's block plug), and while it does a
   fault on it finds it flagged PG_reclaim, the bit PG_readahead shares, so the kernel counts a
-  readahead hit and widens its next swap readahead window.
+  readahead hit and widens its next swap readahead window;
+- the reclaimers' block plugs (`block_plug` to the task's next `block_rq_issue`, kswapd's apart
+  from the others'): how long a plug held its writes and how many pages each flush issued,
+  the figures behind `[swap] max_request`.
 
 These are the facts behind the simulator's choices for the validation scenarios (their wake-up
 latency and the cost of reclaiming a mapped page; docs/VALIDATION.md), kept as
@@ -209,7 +212,40 @@ def summarise(trace: str) -> dict[str, Any]:
         "block_requests": {
             k: _quantiles_us(v) | {"pages": request_pages[k]} for k, v in sorted(requests.items())
         },
+        "block_plugs": _block_plugs(ev),
     }
+
+
+def _block_plugs(ev: list[tuple[float, str, str, str]]) -> dict[str, Any]:
+    """The reclaimers' block plugs, kswapd's and the others' (the workload's direct reclaim):
+    how long each plug held its first write (`block_plug`, at its first request, to the
+    task's next `block_rq_issue`: a virtio disk's plug is flushed by issuing its requests
+    directly, without a `block_unplug` event) and the pages each flush wrote."""
+    groups: dict[str, dict[str, list[float]]] = {}
+    opened: dict[str, float] = {}
+    current: dict[str, dict[str, list[float]]] = {}
+    for t, comm, name, args in ev:
+        if name == "block_plug":
+            g = groups.setdefault("kswapd" if comm.startswith("kswapd") else "others",
+                                  {"open": [], "pages": []})
+            opened[comm] = t
+            g["pages"].append(0.0)
+            current[comm] = g
+        elif name == "block_rq_issue" and comm in current:
+            req = _block_request(args)
+            if req is None or req[1] != "write":
+                continue
+            g = current[comm]
+            if comm in opened:
+                g["open"].append(t - opened.pop(comm))
+            g["pages"][-1] += req[3]
+    out: dict[str, Any] = {}
+    for k, g in sorted(groups.items()):
+        pages = [p for p in g["pages"] if p > 0]
+        out[k] = {"open": _quantiles_us(g["open"]), "flushes": len(pages),
+                  "pages_per_flush_median": statistics.median(pages) if pages else 0,
+                  "pages_per_flush_mean": round(statistics.fmean(pages), 1) if pages else 0}
+    return out
 
 
 def _block_request(args: str) -> tuple[str, str, str, int] | None:

@@ -29,8 +29,14 @@ pub struct CostModel {
     pub file_miss_ns: u64,
     /// Isolating and judging one unmapped page on an LRU list (§9 "LRU scan", 0.2-1 us).
     pub scan_unmapped_ns: u64,
-    /// Isolating and judging one mapped page: rmap walk, young bit, unmap (§9, 1-5 us).
+    /// Isolating and judging one mapped page: the rmap walk that reads and clears its young
+    /// bits (§9, 1-5 us, which also counts the unmap: with `unmap_ns` 0 this is the whole cost).
     pub scan_mapped_ns: u64,
+    /// Unmapping a mapped page that reclaim goes on to write or free (`try_to_unmap`: a second
+    /// rmap walk, the PTE cleared, the TLB flushed with an IPI to the CPUs using the mm). A
+    /// guest's trace tells the two apart: a referenced page kept took 3-5 us, a page unmapped
+    /// and swapped out about 100 us (docs/VALIDATION.md, "The reclaimer's block plug").
+    pub unmap_ns: u64,
     /// Submitting one page for swap-out: add_to_swap, unmap, bio (§9, 1-5 us/page).
     pub swapout_submit_ns: u64,
     /// Freeing one page back to the allocator (§9 "order-0 alloc/free via PCP", 50-200 ns).

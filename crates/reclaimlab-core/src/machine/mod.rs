@@ -181,6 +181,9 @@ pub struct MachineParams {
     pub swap_pages: u64,
     /// The swap device is rotational: readahead by slot position (`swap_cluster_readahead`).
     pub swap_rotational: bool,
+    /// Swap-outs a reclaimer's block plug holds before it is flushed (the device's largest
+    /// request in pages); 0: no plug.
+    pub swap_plug_pages: u64,
     pub swapdev: DeviceParams,
     pub disk: DeviceParams,
     pub config: MachineConfig,
@@ -203,6 +206,12 @@ pub struct Machine {
     /// The offset-based swap readahead's global state (rotational swap only).
     pub swap_cluster_ra: swap_state::ClusterRa,
     pub swapdev: BlockDevice,
+    /// Swap-outs held in a reclaimer's block plug (`blk_start_plug` in `shrink_lruvec`),
+    /// direct reclaim's at 0 and kswapd's at 1: under writeback already, issued when the pass
+    /// ends or the plug holds `swap_plug_pages` (`vmscan::blk_finish_plug`).
+    pub swap_plug: [Vec<u32>; 2],
+    /// `[swap] max_request` in pages; 0: no plug.
+    pub swap_plug_pages: u64,
     pub disk: BlockDevice,
     pub vm: VmEvents,
     pub stat: NodeStats,
@@ -380,6 +389,8 @@ impl Machine {
             swap: SwapSpace::new(p.swap_pages, p.swap_rotational),
             swap_cluster_ra: Default::default(),
             swapdev: device(&p.swapdev, "swap-device"),
+            swap_plug: Default::default(),
+            swap_plug_pages: p.swap_plug_pages,
             disk: device(&p.disk, "disk"),
             vm: VmEvents::new(),
             stat: NodeStats::default(),

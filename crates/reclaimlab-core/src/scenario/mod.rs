@@ -215,6 +215,9 @@ pub struct SwapDevice {
     pub latency_jitter: f64,
     /// Request slots: a writer waits when they are all in use.
     pub nr_requests: u64,
+    /// Largest request in bytes (`max_sectors_kb`): reclaim's block plug holds swap-outs until
+    /// they fill one, or its pass ends. 0: no plug, each swap-out is issued at once.
+    pub max_request_bytes: u64,
     /// A rotational device: 6.1 reads ahead by slot position instead of by virtual address.
     pub rotational: bool,
 }

@@ -560,6 +560,7 @@ impl Thread {
     /// Leave the process: give back the kernel memory it holds and drop its use of the
     /// address space (the last thread out tears it down).
     fn exit(&mut self, m: &mut Machine) {
+        m.abandon_reclaim(&mut self.ctx);
         self.release(m);
         m.mmput(self.task);
     }

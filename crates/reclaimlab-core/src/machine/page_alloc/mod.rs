@@ -179,7 +179,7 @@ impl Machine {
         let mut resume = t.reclaiming_for(gfp, order);
         if !resume {
             // A reclaim left for another request is abandoned.
-            t.reclaim = None;
+            self.abandon_reclaim(t);
             t.cost_ns += self.cfg.cost.slowpath_ns;
             if alloc_flags & ALLOC_KSWAPD != 0 {
                 self.wake_all_kswapds(order, gfp, hz);

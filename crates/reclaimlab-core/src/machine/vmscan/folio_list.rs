@@ -308,6 +308,7 @@ impl Machine {
         if self.page_mapped(pfn) {
             // Only anonymous pages are mapped in the model (files are read and written).
             self.try_to_unmap(pfn);
+            sc.cost_ns += self.cfg.cost.unmap_ns;
         }
         if self.frames.test(pfn, pg::DIRTY) {
             if !anon && (!sc.kswapd || f & pg::RECLAIM == 0 || !self.kswapd.pgdat_dirty) {
@@ -345,10 +346,8 @@ impl Machine {
         Outcome::Free
     }
 
-    /// `pageout`: start asynchronous writeback (swap for anon, the disk for file pages). The
-    /// reclaimer first waits for a free request slot on the device (`blk_mq_get_tag`).
-    fn pageout(&mut self, pfn: u32, anon: bool, sc: &mut ScanControl) {
-        sc.cost_ns += self.cfg.cost.swapout_submit_ns;
+    /// `blk_mq_get_tag`: wait for a free request slot on the swap device (`anon`) or the disk.
+    pub(super) fn wait_for_tag(&mut self, anon: bool, sc: &mut ScanControl) {
         let t = self.now + sc.cost_ns;
         let dev = if anon { &self.swapdev } else { &self.disk };
         let tag = dev.get_tag(t);
@@ -357,6 +356,18 @@ impl Machine {
         // What completed by then has ended writeback, so the pages under writeback are the
         // ones really in flight.
         self.process_io_completions(tag);
+    }
+
+    /// `pageout`: start asynchronous writeback (swap for anon, the disk for file pages). A
+    /// swap-out inside `shrink_lruvec` goes into the reclaimer's plug (it takes its request
+    /// slot when the plug is flushed); any other write first waits for a free request slot on
+    /// its device (`blk_mq_get_tag`).
+    fn pageout(&mut self, pfn: u32, anon: bool, sc: &mut ScanControl) {
+        sc.cost_ns += self.cfg.cost.swapout_submit_ns;
+        let plugged = anon && sc.plugged;
+        if !plugged {
+            self.wait_for_tag(anon, sc);
+        }
         let ts = self.now + sc.cost_ns;
         self.trace(|| (ts, Tracepoint::WriteFolio { pfn, file: !anon }));
         self.stat.nr_vmscan_write += 1;
@@ -366,8 +377,18 @@ impl Machine {
             self.stat.nr_writeback += 1;
             self.vm.add(VmEvent::Pswpout, 1);
             self.vm.add(VmEvent::Pgpgout, 4);
-            self.swapdev.submit_write(self.now + sc.cost_ns, pfn);
-            self.outbox.raise(Signal::SwapIo);
+            if plugged {
+                let plug = &mut self.swap_plug[sc.kswapd as usize];
+                plug.push(pfn);
+                // A full request: the next swap-out would start another, and 6.1 flushes a
+                // plug whose last request is that large (BLK_PLUG_FLUSH_SIZE) before adding it.
+                if plug.len() as u64 >= self.swap_plug_pages {
+                    self.blk_finish_plug(sc);
+                }
+            } else {
+                self.swapdev.submit_write(self.now + sc.cost_ns, pfn);
+                self.outbox.raise(Signal::SwapIo);
+            }
         } else {
             self.start_file_writeback(pfn, ts);
             self.frames.set(pfn, pg::RECLAIM);

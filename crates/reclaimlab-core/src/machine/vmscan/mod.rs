@@ -15,6 +15,7 @@ use super::lru::{
     is_active_lru, is_file_lru, ANON, EVICTABLE_LRUS, FILE, LRU_ACTIVE_ANON, LRU_ACTIVE_FILE,
     LRU_INACTIVE_ANON, LRU_INACTIVE_FILE,
 };
+use super::signal::Signal;
 use super::tracepoint::Tracepoint;
 use super::vmstat::VmEvent;
 use super::{Machine, TaskCtx, MAX_NR_ZONES, PAGE_ALLOC_COSTLY_ORDER};
@@ -204,7 +205,40 @@ impl Machine {
     }
 
     /// `shrink_lruvec` (core-mm §5.4), resumed from `sc.cursor` when a previous call yielded.
+    /// With `[swap] max_request` its swap-outs wait in the reclaimer's block plug until the
+    /// pass is over or they fill a request: a preempted pass keeps them plugged (only a task
+    /// that sleeps flushes its plug), so a page stays under writeback, with PG_reclaim set,
+    /// for the rest of the pass before its write is even issued (a TCG guest's kswapd held
+    /// its plug 10 ms at the median, docs/VALIDATION.md).
     pub fn shrink_lruvec(&mut self, sc: &mut ScanControl) {
+        sc.plugged = self.swap_plug_pages > 0;
+        self.shrink_lruvec_plugged(sc);
+        sc.plugged = false;
+        if !sc.preempted {
+            self.blk_finish_plug(sc);
+        }
+    }
+
+    /// `blk_finish_plug`: the reclaimer's plugged swap-outs go to the device, each waiting for
+    /// a request slot as it is issued. Also called when a plug reaches its request limit, and
+    /// when a direct reclaim left preempted is abandoned.
+    pub fn blk_finish_plug(&mut self, sc: &mut ScanControl) {
+        let kind = sc.kswapd as usize;
+        if self.swap_plug[kind].is_empty() {
+            return;
+        }
+        let mut plug = std::mem::take(&mut self.swap_plug[kind]);
+        for &pfn in &plug {
+            self.wait_for_tag(true, sc);
+            self.swapdev.submit_write(self.now + sc.cost_ns, pfn);
+        }
+        // The emptied buffer serves the next pass.
+        plug.clear();
+        self.swap_plug[kind] = plug;
+        self.outbox.raise(Signal::SwapIo);
+    }
+
+    fn shrink_lruvec_plugged(&mut self, sc: &mut ScanControl) {
         let nr_to_reclaim = sc.nr_to_reclaim;
         let (mut nr, targets, mut reclaimed, mut scan_adjusted) = match sc.cursor.take() {
             Some(c) => (c.nr, c.targets, c.reclaimed, c.scan_adjusted),
@@ -331,6 +365,18 @@ impl Machine {
         Some(reclaimed)
     }
 
+    /// Drop the task's preempted direct reclaim, if it has one, issuing its plugged
+    /// swap-outs (the pages are under writeback already and must reach the device).
+    pub fn abandon_reclaim(&mut self, t: &mut TaskCtx) {
+        if let Some((_, _, mut sc)) = t.reclaim.take() {
+            sc.cost_ns = t.cost_ns;
+            sc.sleep_ns = 0;
+            self.blk_finish_plug(&mut sc);
+            t.cost_ns = sc.cost_ns;
+            t.sleep_ns += sc.sleep_ns;
+        }
+    }
+
     /// `None`: preempted (see [`try_to_free_pages`](Self::try_to_free_pages)).
     fn do_try_to_free_pages(&mut self, sc: &mut ScanControl) -> Option<u64> {
         // A resumed pass re-enters the priority loop where it stopped.
@@ -412,5 +458,130 @@ impl Machine {
     /// Count of pages on the evictable lists (for reports).
     pub fn lru_pages(&self) -> u64 {
         EVICTABLE_LRUS.iter().map(|&l| self.lruvec.size(l)).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::machine::gfp::GFP_KERNEL;
+    use crate::machine::memory::PTE_YOUNG;
+    use crate::machine::{Access, TaskCtx};
+
+    /// A 64 MiB machine with 1 GiB of swap (`[swap] max_request` as given) whose one task
+    /// has written `n` anonymous pages, their young bits already harvested: the next pass
+    /// swaps them out.
+    fn machine_with_anon(n: u32, max_request: &str) -> Machine {
+        let text = format!(
+            "name = \"t\"\n[host]\nram = \"64MiB\"\n[swap]\nsize = \"1GiB\"\n\
+             latency_jitter = 0.0\nmax_request = \"{max_request}\"\n\
+             [[workload]]\nname = \"w\"\nanon = {{ size = \"1MiB\" }}\n"
+        );
+        let scn = crate::scenario::parse_str(&text, "t.toml").unwrap();
+        let mut m = crate::run::host_machine(&scn, 1, false).unwrap();
+        let task = m.add_task("w", 0);
+        let region = m.add_region(task, n as u64, true).unwrap();
+        let base = m.regions[region].base;
+        let mut t = TaskCtx::default();
+        for vp in base..base + n {
+            assert!(matches!(m.anon_access(vp, true, &mut t), Access::Done));
+            m.pte[vp as usize] &= !PTE_YOUNG;
+        }
+        m
+    }
+
+    /// One batch of a pass that scans the whole inactive anon list, then the pass yields.
+    fn first_batch(m: &mut Machine, kswapd: bool) -> ScanControl {
+        let mut sc = ScanControl::new(GFP_KERNEL, 0, MAX_NR_ZONES - 1, u64::MAX, kswapd);
+        sc.priority = 0;
+        sc.quantum_end = 1;
+        m.shrink_node(&mut sc);
+        assert!(sc.preempted);
+        sc
+    }
+
+    /// 6.1's `shrink_lruvec` plugs the reclaimer's block queue: a page swapped out stays
+    /// under writeback, with PG_reclaim set, until the pass ends or its request is full; a
+    /// preempted pass keeps its plug. Without `max_request` each write is issued at once.
+    #[test]
+    fn a_reclaim_pass_holds_its_swap_outs_in_its_plug_until_it_ends() {
+        let mut m = machine_with_anon(200, "1MiB");
+        let mut sc = first_batch(&mut m, true);
+        let written = m.vm.get(VmEvent::Pswpout);
+        assert_eq!(written, SWAP_CLUSTER_MAX);
+        assert_eq!(m.stat.nr_writeback, written);
+        assert_eq!(m.swap_plug[1].len() as u64, written);
+        assert!(m.swapdev.completions.is_empty());
+        // The rest of the pass, then the plug goes to the device.
+        sc.quantum_end = u64::MAX;
+        m.shrink_node(&mut sc);
+        assert!(!sc.preempted);
+        let written = m.vm.get(VmEvent::Pswpout);
+        assert_eq!(written, 200);
+        assert!(m.swap_plug[1].is_empty());
+        assert_eq!(m.swapdev.completions.len() as u64, written);
+
+        // Issued: still queued at the device, or already done (no longer under writeback).
+        let issued = |m: &Machine| {
+            m.swapdev.completions.len() as u64 + m.vm.get(VmEvent::Pswpout) - m.stat.nr_writeback
+        };
+        // A 64 KiB request (16 pages): the plug is flushed each time it fills one.
+        let mut m = machine_with_anon(200, "64KiB");
+        first_batch(&mut m, true);
+        assert_eq!(issued(&m), 32);
+        assert!(m.swap_plug[1].is_empty());
+        let mut m = machine_with_anon(200, "80KiB");
+        first_batch(&mut m, true);
+        assert_eq!((issued(&m), m.swap_plug[1].len()), (20, 12));
+
+        // No plug: every swap-out is issued as it is written.
+        let mut m = machine_with_anon(200, "0");
+        first_batch(&mut m, true);
+        assert_eq!(issued(&m), 32);
+        assert!(m.swap_plug[1].is_empty());
+    }
+
+    /// A direct reclaim left preempted and then abandoned (its task asks for something else,
+    /// or exits) issues what its plug holds: the pages are under writeback already.
+    #[test]
+    fn an_abandoned_direct_reclaim_issues_its_plug() {
+        let mut m = machine_with_anon(200, "1MiB");
+        let sc = first_batch(&mut m, false);
+        assert_eq!(m.swap_plug[0].len(), 32);
+        assert!(m.swapdev.completions.is_empty());
+        let mut t = TaskCtx {
+            reclaim: Some((GFP_KERNEL, 0, Box::new(sc))),
+            ..TaskCtx::default()
+        };
+        m.abandon_reclaim(&mut t);
+        assert!(t.reclaim.is_none());
+        assert!(m.swap_plug[0].is_empty());
+        assert_eq!(
+            m.swapdev.completions.len() as u64 + 32 - m.stat.nr_writeback,
+            32
+        );
+        // Their writes complete and end writeback as usual.
+        let last = m.swapdev.completions.back().unwrap().0;
+        m.process_io_completions(last);
+        assert_eq!(m.stat.nr_writeback, 0);
+    }
+
+    /// `[cost] unmap` is charged for a page reclaim unmaps, not for one it finds referenced.
+    #[test]
+    fn unmap_is_charged_only_for_pages_reclaim_unmaps() {
+        let cost = |young: bool, unmap_ns: u64| {
+            let mut m = machine_with_anon(64, "0");
+            m.cfg.cost.unmap_ns = unmap_ns;
+            if young {
+                for p in m.pte.iter_mut() {
+                    *p |= PTE_YOUNG;
+                }
+            }
+            first_batch(&mut m, true).cost_ns
+        };
+        // The first batch's 32 pages unmapped and written: 32 unmaps more.
+        assert_eq!(cost(false, 50_000) - cost(false, 0), 32 * 50_000);
+        // Its 32 pages referenced and kept: no unmap at all.
+        assert_eq!(cost(true, 50_000), cost(true, 0));
     }
 }

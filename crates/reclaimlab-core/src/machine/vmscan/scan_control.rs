@@ -79,6 +79,9 @@ pub struct ScanControl {
     /// Set when the pass yielded; `cursor` then says where to resume.
     pub preempted: bool,
     pub cursor: Option<LruvecCursor>,
+    /// Inside `shrink_lruvec`, between `blk_start_plug` and `blk_finish_plug`: swap-outs go
+    /// into the reclaimer's plug (`Machine::swap_plug`).
+    pub plugged: bool,
     /// `sc.nr_reclaimed` when the current `shrink_node` pass began.
     pub node_reclaimed0: u64,
 }
@@ -111,6 +114,7 @@ impl ScanControl {
             quantum_end: u64::MAX,
             preempted: false,
             cursor: None,
+            plugged: false,
             node_reclaimed0: 0,
         }
     }

@@ -54,6 +54,10 @@ impl Machine {
     /// A throttle inside a direct reclaim pass: the task's clock moves to the wake-up, and
     /// the writeback finished by then is visible to the rest of the pass.
     pub(super) fn throttle_in_pass(&mut self, reason: ThrottleReason, sc: &mut ScanControl) {
+        // A task that goes to sleep issues what its block plug holds first.
+        if sc.plugged {
+            self.blk_finish_plug(sc);
+        }
         let start = self.now + sc.cost_ns;
         let wake = self.reclaim_throttle(reason, start);
         sc.cost_ns += wake - start;

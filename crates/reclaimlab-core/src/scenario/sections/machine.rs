@@ -281,6 +281,12 @@ section! {
             NR_REQUESTS,
             "request slots (queue/nr_requests) of 32 pages each; a swap-out waits while all are busy",
         );
+        max_request_bytes: 0 => Key::new(
+            "max_request",
+            Ty::Size { min: 0, max: u64::MAX },
+            "largest request the device takes (queue/max_sectors_kb): a reclaim pass holds its swap-outs in its block plug until they fill a request this large or the pass ends (6.1's blk_start_plug in shrink_lruvec), so a page stays under writeback that long before its write is issued; 0 issues each swap-out at once (no plug)",
+        )
+        .check(max_request);
         rotational: false => Key::new(
             "rotational",
             Ty::Bool,
@@ -292,15 +298,35 @@ section! {
     derived: None,
 }
 
+/// 0 means "no plug"; anything else must hold at least one page.
+fn max_request(_: &SwapDevice, v: &Val) -> Result<(), Fix> {
+    zero_or_a_page(
+        v,
+        "max_request",
+        "no plug",
+        "write max_request = 0 to issue each swap-out at once, or a size like \"1MiB\"",
+    )
+}
+
 /// 0 means "no swap"; anything else must hold at least one page.
 fn swap_size(_: &SwapDevice, v: &Val) -> Result<(), Fix> {
+    zero_or_a_page(
+        v,
+        "swap size",
+        "no swap",
+        "write size = 0 for no swap, or a size like \"1GiB\"",
+    )
+}
+
+/// A size that is 0 (`zero_means`) or at least one page.
+fn zero_or_a_page(v: &Val, what: &str, zero_means: &str, fix: &str) -> Result<(), Fix> {
     match v {
         Val::U(n) if *n != 0 && *n < 4 * KIB => Err(Fix::new(
             format!(
-                "swap size must be 0 (no swap) or at least 4KiB, found {}",
+                "{what} must be 0 ({zero_means}) or at least 4KiB, found {}",
                 crate::scenario::source::describe_size(*n)
             ),
-            "write size = 0 for no swap, or a size like \"1GiB\"",
+            fix,
         )),
         _ => Ok(()),
     }
@@ -361,7 +387,8 @@ section! {
         file_write_ns: 300 => Key::new("file_write", LATENCY, "buffered write of one whole page (cached or newly added): the copy, the dirtying and its share of the writeback's CPU work");
         file_miss_ns: 1_000 => Key::new("file_miss", LATENCY, "adding one page to the page cache on a miss, excluding device time");
         scan_unmapped_ns: 300 => Key::new("scan_unmapped", LATENCY, "isolating and judging one unmapped LRU page");
-        scan_mapped_ns: 1_500 => Key::new("scan_mapped", LATENCY, "isolating and judging one mapped page (rmap walk, young bit, unmap)");
+        scan_mapped_ns: 1_500 => Key::new("scan_mapped", LATENCY, "isolating and judging one mapped page (the rmap walk that reads and clears its young bits); with unmap = 0 it also stands for the unmap");
+        unmap_ns: 0 => Key::new("unmap", LATENCY, "unmapping one mapped page that reclaim goes on to write or free (try_to_unmap: a second rmap walk, the PTE cleared, the TLB flushed), on top of scan_mapped; 0: part of scan_mapped");
         swapout_submit_ns: 2_000 => Key::new("swapout_submit", LATENCY, "submitting one page for swap-out");
         free_page_ns: 100 => Key::new("free_page", LATENCY, "freeing one page back to the allocator");
         slowpath_ns: 1_000 => Key::new("slowpath", LATENCY, "fixed cost of one allocation slow-path entry");

@@ -60,6 +60,7 @@ fn defaults_are_the_pinned_values() {
             bandwidth_bytes_per_sec: GIB,
             latency_jitter: 0.1,
             nr_requests: 256,
+            max_request_bytes: 0,
             rotational: false,
         }
     );
@@ -84,7 +85,7 @@ fn defaults_are_the_pinned_values() {
     assert_eq!(
         costs(&s.cost),
         [
-            20, 1000, 1000, 5000, 300, 300, 1000, 300, 1500, 2000, 100, 1000, 20, 2000, 1000,
+            20, 1000, 1000, 5000, 300, 300, 1000, 300, 1500, 0, 2000, 100, 1000, 20, 2000, 1000,
             20_000
         ]
     );
@@ -168,6 +169,7 @@ fn costs(c: &CostModel) -> Vec<u64> {
         file_miss_ns,
         scan_unmapped_ns,
         scan_mapped_ns,
+        unmap_ns,
         swapout_submit_ns,
         free_page_ns,
         slowpath_ns,
@@ -187,6 +189,7 @@ fn costs(c: &CostModel) -> Vec<u64> {
         file_miss_ns,
         scan_unmapped_ns,
         scan_mapped_ns,
+        unmap_ns,
         swapout_submit_ns,
         free_page_ns,
         slowpath_ns,

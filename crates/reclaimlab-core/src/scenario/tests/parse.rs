@@ -67,6 +67,7 @@ read_latency = "100us"
 write_latency = "50us"
 bandwidth = "500MiB/s"
 nr_requests = 64
+max_request = "1MiB"
 rotational = true
 [disk]
 read_latency = "1ms"
@@ -139,6 +140,7 @@ file = { size = "8GiB", op = "write", passes = 2, hold = "1min" }
             bandwidth_bytes_per_sec: 500 * MIB,
             latency_jitter: 0.1,
             nr_requests: 64,
+            max_request_bytes: MIB,
             rotational: true,
         }
     );
@@ -500,4 +502,18 @@ fn wakeup_latency_samples_are_read_relative_to_the_scenario() {
     let e = crate::scenario::parse_file(&scn).unwrap_err().to_string();
     assert!(e.contains("empty"), "{e}");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A plug smaller than a page cannot hold a swap-out: the error names the key and both ways
+/// out; 0 (no plug) and a page or more are accepted.
+#[test]
+fn a_swap_plug_smaller_than_a_page_is_refused() {
+    let e = parse_str(&format!("[swap]\nmax_request = \"1KiB\"\n{MINIMAL}"), "t").unwrap_err();
+    assert_eq!(e.field, "swap.max_request");
+    assert!(e.message.contains("0 (no plug) or at least 4KiB, found 1KiB"), "{}", e.message);
+    assert!(e.help.as_deref().unwrap().contains("max_request = 0"));
+    for ok in ["0", "\"4KiB\"", "\"1MiB\""] {
+        let s = parse_str(&format!("[swap]\nmax_request = {ok}\n{MINIMAL}"), "t").unwrap();
+        assert!(s.swap.max_request_bytes == 0 || s.swap.max_request_bytes >= 4096);
+    }
 }

@@ -137,6 +137,7 @@ fn swap_fields(s: &SwapDevice) -> Vec<(&'static str, String)> {
             bandwidth_bytes_per_sec,
             latency_jitter,
             nr_requests,
+            max_request_bytes,
             rotational
         }
     )
@@ -176,6 +177,7 @@ fn cost_fields(s: &CostModel) -> Vec<(&'static str, String)> {
             file_miss_ns,
             scan_unmapped_ns,
             scan_mapped_ns,
+            unmap_ns,
             swapout_submit_ns,
             free_page_ns,
             slowpath_ns,

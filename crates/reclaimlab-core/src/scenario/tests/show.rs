@@ -155,6 +155,11 @@ fn generated_scenarios_round_trip() {
         s.swap.bandwidth_bytes_per_sec = 1 + next(1 << 36);
         s.swap.latency_jitter = next(1000) as f64 / 1000.0;
         s.swap.rotational = next(2) == 0;
+        s.swap.max_request_bytes = if next(2) == 0 {
+            0
+        } else {
+            4 * KIB + next(1 << 30)
+        };
         s.disk.read_latency_ns = next(NS_PER_SEC);
         s.disk.write_latency_ns = next(NS_PER_SEC);
         s.disk.bandwidth_bytes_per_sec = 1 + next(1 << 36);
