@@ -217,8 +217,9 @@ def summarise(trace: str) -> dict[str, Any]:
 
 
 def _block_plugs(ev: list[tuple[float, str, str, str]]) -> dict[str, Any]:
-    """The reclaimers' block plugs, kswapd's and the others' (the workload's direct reclaim):
-    how long each plug held its first write (`block_plug`, at its first request, to the
+    """The block plugs of kswapd and of the other tasks (the workload's, whose plugs open for
+    its swap-in reads as well as for its direct reclaim's writes; only write requests are
+    counted, so kswapd's are the clean figures): how long each plug held its first write (`block_plug`, at its first request, to the
     task's next `block_rq_issue`: a virtio disk's plug is flushed by issuing its requests
     directly, without a `block_unplug` event) and the pages each flush wrote."""
     groups: dict[str, dict[str, list[float]]] = {}
