@@ -510,7 +510,12 @@ fn wakeup_latency_samples_are_read_relative_to_the_scenario() {
 fn a_swap_plug_smaller_than_a_page_is_refused() {
     let e = parse_str(&format!("[swap]\nmax_request = \"1KiB\"\n{MINIMAL}"), "t").unwrap_err();
     assert_eq!(e.field, "swap.max_request");
-    assert!(e.message.contains("0 (no plug) or at least 4KiB, found 1KiB"), "{}", e.message);
+    assert!(
+        e.message
+            .contains("0 (no plug) or at least 4KiB, found 1KiB"),
+        "{}",
+        e.message
+    );
     assert!(e.help.as_deref().unwrap().contains("max_request = 0"));
     for ok in ["0", "\"4KiB\"", "\"1MiB\""] {
         let s = parse_str(&format!("[swap]\nmax_request = {ok}\n{MINIMAL}"), "t").unwrap();
