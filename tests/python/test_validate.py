@@ -497,6 +497,27 @@ def test_kswapd_trace_summary_times_each_reclaimers_block_plug():
     assert (k["flushes"], k["pages_per_flush_mean"], k["pages_per_flush_median"]) == (2, 69.0, 69.0)
 
 
+def test_kswapd_per_page_cost_by_what_became_of_the_batch():
+    def batch(t0: float, us: float, scanned: int, rec: int, keep: int, act: int = 0) -> str:
+        t1 = t0 + us * scanned / 1e6
+        return (f"         kswapd0-44  [000] .....  {t0:.6f}: mm_vmscan_lru_isolate: "
+                f"isolate_mode=0 classzone=3 order=0 nr_requested=32 nr_scanned={scanned} "
+                f"nr_skipped=0 nr_taken={scanned} lru=inactive_anon\n"
+                f"         kswapd0-44  [000] .....  {t1:.6f}: mm_vmscan_lru_shrink_inactive: "
+                f"nid=0 nr_scanned={scanned} nr_reclaimed={rec} nr_dirty=0 nr_writeback=0 "
+                f"nr_congested=0 nr_immediate=0 nr_activate_anon={act} nr_activate_file=0 "
+                f"nr_ref_keep={keep} nr_unmap_fail=0 priority=6 flags=RECLAIM_WB_ANON\n")
+    trace = (batch(1.0, 3.0, 32, 0, 32) + batch(2.0, 5.0, 32, 0, 32)  # kept
+             + batch(3.0, 100.0, 32, 0, 0)  # written
+             + batch(4.0, 8.0, 32, 32, 0)  # freed
+             + batch(5.0, 50.0, 32, 10, 12)  # mixed: not counted
+             + batch(6.0, 1.0, 8, 8, 0))  # under 16 pages: not counted
+    s = ktrace.summarise(trace)["kswapd_per_page"]
+    assert s == {"kept": {"batches": 2, "median_us": 4.0},
+                 "written": {"batches": 1, "median_us": 100.0},
+                 "freed": {"batches": 1, "median_us": 8.0}}
+
+
 def test_kept_traces_name_their_scenarios():
     for path in sorted((VALIDATION / "real").glob("*.trace.json")):
         data = json.loads(path.read_text())

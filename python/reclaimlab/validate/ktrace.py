@@ -31,7 +31,9 @@ off its CPU) and the reclaim events `mm_vmscan_wakeup_kswapd`, `mm_vmscan_kswapd
   readahead hit and widens its next swap readahead window;
 - the reclaimers' block plugs (`block_plug` to the task's next `block_rq_issue`, kswapd's apart
   from the others'): how long a plug held its writes and how many pages each flush issued,
-  the figures behind `[swap] max_request`.
+  the figures behind `[swap] max_request`;
+- what a page costs kswapd by what became of it (kept, written, freed: `kswapd_per_page`),
+  the figures behind the reclaim costs of `[cost]`.
 
 These are the facts behind the simulator's choices for the validation scenarios (their wake-up
 latency and the cost of reclaiming a mapped page; docs/VALIDATION.md), kept as
@@ -213,6 +215,7 @@ def summarise(trace: str) -> dict[str, Any]:
             k: _quantiles_us(v) | {"pages": request_pages[k]} for k, v in sorted(requests.items())
         },
         "block_plugs": _block_plugs(ev),
+        "kswapd_per_page": kswapd_per_page(ev),
     }
 
 
@@ -247,6 +250,39 @@ def _block_plugs(ev: list[tuple[float, str, str, str]]) -> dict[str, Any]:
                   "pages_per_flush_median": statistics.median(pages) if pages else 0,
                   "pages_per_flush_mean": round(statistics.fmean(pages), 1) if pages else 0}
     return out
+
+
+def kswapd_per_page(ev: list[tuple[float, str, str, str]]) -> dict[str, Any]:
+    """What a page costs kswapd, by what became of it: each LRU batch of 16 pages or more,
+    from its `mm_vmscan_lru_isolate` to its `mm_vmscan_lru_shrink_inactive`, divided by the
+    pages it scanned, for the batches whose pages all met one fate: `kept` (all referenced,
+    `nr_ref_keep`), `written` (none reclaimed, kept or activated: all swapped out) and `freed`
+    (all reclaimed). The medians are the figures behind `[cost] scan_mapped`, `unmap` plus
+    `swapout_submit`, and `scan_unmapped` plus `free_page` (docs/VALIDATION.md)."""
+    isolated: float | None = None
+    cats: dict[str, list[float]] = {"kept": [], "written": [], "freed": []}
+    for t, comm, name, args in ev:
+        if not comm.startswith("kswapd"):
+            continue
+        if name == "mm_vmscan_lru_isolate":
+            isolated = t
+        elif name == "mm_vmscan_lru_shrink_inactive" and isolated is not None:
+            f = dict(kv.split("=", 1) for kv in args.split() if "=" in kv)
+            scanned = int(f.get("nr_scanned", 0))
+            us = (t - isolated) / max(scanned, 1) * 1e6
+            isolated = None
+            if scanned < 16:
+                continue
+            keep, rec = int(f.get("nr_ref_keep", 0)), int(f.get("nr_reclaimed", 0))
+            act = int(f.get("nr_activate_anon", 0)) + int(f.get("nr_activate_file", 0))
+            if keep == scanned:
+                cats["kept"].append(us)
+            elif rec == scanned:
+                cats["freed"].append(us)
+            elif rec == keep == act == 0:
+                cats["written"].append(us)
+    return {k: {"batches": len(v), "median_us": round(statistics.median(v), 1) if v else 0}
+            for k, v in cats.items()}
 
 
 def _block_request(args: str) -> tuple[str, str, str, int] | None:
