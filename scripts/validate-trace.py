@@ -2,10 +2,18 @@
 says (validate/ktrace.py) in validation/real/<scenario>.trace.json: kswapd's runs and time on
 a CPU, what it was doing when each direct reclaim began, and the boost wake-ups.
 
-Usage: .venv/bin/python scripts/validate-trace.py SCENARIO [--accel kvm|tcg]
+With --tasks the boot traces every task's scheduler events, and the file kept is
+<scenario>.tasks.json beside it: the same summary, and where each workload task's time went
+(ktrace.workload_time: on its vCPU, in I/O wait, preempted, in direct reclaim), the figures
+behind a scenario's workload costs. That boot runs slower than the standard traced one (its
+trace is larger), so it is kept apart from the scenario's scored boots.
+
+Usage: .venv/bin/python scripts/validate-trace.py SCENARIO [--tasks] [--accel kvm|tcg]
        .venv/bin/python scripts/validate-trace.py SCENARIO --console PATH   (an earlier boot's
        console transcript instead of a new boot)
-Needs what `reclaimlab validate --boot` needs (bash scripts/validate-setup.sh).
+SCENARIO is a name in validation/ or a scenario file (a sitting's: the result goes to the
+real/ directory beside it). Needs what `reclaimlab validate --boot` needs (bash
+scripts/validate-setup.sh).
 """
 
 from __future__ import annotations
@@ -16,7 +24,7 @@ import json
 import sys
 from pathlib import Path
 
-from reclaimlab.validate import guest, kernel, spec, store
+from reclaimlab.validate import guest, kernel, ktrace, spec, store
 from reclaimlab.validate.errors import ValidateError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -30,20 +38,28 @@ def main() -> int:
     p.add_argument("scenario")
     p.add_argument("--accel", choices=("kvm", "tcg"), default="tcg")
     p.add_argument("--console", type=Path, help="summarise this console transcript instead")
+    p.add_argument("--tasks", action="store_true",
+                   help="trace every task's scheduler events; keep <scenario>.tasks.json")
     args = p.parse_args()
+    path = Path(args.scenario)
+    if path.suffix != ".toml":
+        path = ROOT / "validation" / f"{args.scenario}.toml"
     try:
-        s = spec.load(ROOT / "validation" / f"{args.scenario}.toml")
+        s = spec.load_for_script(path)
         if args.console is not None:
             if not args.console.is_file():
                 raise ValidateError(f"{args.console}: no such transcript")
-            rep = guest.rep_from_transcript(args.console.read_text(errors="replace"),
-                                            str(args.console))
+            console = args.console
             accel = "as recorded"
         else:
             k = kernel.fetch_kernel(store.CACHE)
-            rep = guest.boot(s, k, store.CACHE / "work-trace" / s.name, kernel.busybox_binary(),
-                             kernel.build_workload(store.CACHE), 1, args.accel == "kvm")
+            work = store.CACHE / "work-trace" / s.name
+            guest.boot(s, k, work, kernel.busybox_binary(), kernel.build_workload(store.CACHE), 1,
+                       args.accel == "kvm", all_tasks=args.tasks)
+            console = work / "console.log"
             accel = args.accel.upper()
+        text = console.read_text(errors="replace")
+        rep = guest.rep_from_transcript(text, str(console))
     except ValidateError as e:
         print(f"validate-trace: {e}", file=sys.stderr)
         return e.exit_code
@@ -62,10 +78,16 @@ def main() -> int:
         "vmstat_delta": {c: rep["vmstat_delta"].get(c) for c in SHOWN},
         "trace": summary,
     }
-    path = ROOT / "validation" / "real" / f"{s.name}.trace.json"
-    path.write_text(json.dumps(out, indent=1) + "\n")
+    if args.tasks:
+        out["what"] = ("one boot of the scenario tracing every task's scheduler events: where "
+                       "each workload task's time went (reclaimlab.validate.ktrace.workload_time)"
+                       " beside the kswapd summary")
+        out["vmstat_delta"] = rep["vmstat_delta"]
+        out["workload_time"] = ktrace.workload_time(guest.parse_transcript(text).sections["sched"])
+    kept = path.parent / "real" / f"{s.name}.{'tasks' if args.tasks else 'trace'}.json"
+    kept.write_text(json.dumps(out, indent=1) + "\n")
     at = summary["kswapd_at_direct_reclaim"]
-    print(f"{path}: {summary['direct_reclaims']} direct reclaims (kswapd {at}), "
+    print(f"{kept}: {summary['direct_reclaims']} direct reclaims (kswapd {at}), "
           f"kswapd on a CPU {summary['kswapd_on_cpu_s']} s of {summary['traced_s']} s")
     return 0
 

@@ -11,10 +11,11 @@ mm_vmscan_kswapd_wake (balance_pgdat starting) instead: the whole wait of an all
 woke kswapd, including a stall of kswapd's vCPU after its switch onto it (docs/VALIDATION.md,
 "What a traced boot shows"), which is what the simulator's wake-up latency stands for; take
 such a boot in the same sitting as the kept results it is to go with.
-`--kept` boots nothing: it pools the `wakeup_kswapd` waits that every kept boot of the
-scenario recorded (validation/real/<scenario>.json, `kswapd_wait_us` of each rep; the
-guest's /init traces every boot), so the samples come from the very boots the scenario is
-scored against.
+`--kept` boots nothing: it pools the samples that every kept boot of the scenario recorded
+(validation/real/<scenario>.json: `kswapd_wait_us` of each rep with `--from wakeup_kswapd`,
+`kswapd_wakeup_us` with the default; the guest's /init traces every boot), so the samples come
+from the very boots the scenario is scored against.
+SCENARIO is a name in validation/ or a scenario file (a sitting's: its real/ directory).
 Needs what `reclaimlab validate --boot` needs (bash scripts/validate-setup.sh), except with
 `--kept`.
 """
@@ -28,7 +29,6 @@ import statistics
 import sys
 from pathlib import Path
 
-from reclaimlab.api import ScenarioError, ScenarioNotFound
 from reclaimlab.validate import guest, kernel, spec, store
 from reclaimlab.validate.errors import ValidateError
 
@@ -51,7 +51,7 @@ def main() -> int:
                    help="pool the waits the kept boots recorded instead of booting")
     args = p.parse_args()
     if args.kept:
-        return from_kept(args.scenario)
+        return from_kept(args.scenario, args.start)
     try:
         s = load(args.scenario)
         k = kernel.fetch_kernel(store.CACHE)
@@ -62,7 +62,7 @@ def main() -> int:
         return e.exit_code
     lat = rep.get("kswapd_wakeup_us" if args.start == "sched_wakeup" else "kswapd_wait_us", [])
     what = (SCHED_WHAT if args.start == "sched_wakeup" else WAIT_WHAT)
-    return keep(s.name, lat, {
+    return keep(s, lat, {
         "what": what + ", during one run of the scenario's workload",
         "wall_time_s": rep["wall_time_s"],
         "scenario": s.name, "accel": args.accel.upper(), "kernel": rep["kernel"],
@@ -71,12 +71,10 @@ def main() -> int:
 
 
 def load(scenario: str) -> spec.GuestSpec:
-    """validation/<scenario>.toml; a ValidateError (exit 2) naming it when it is missing or
-    malformed."""
-    try:
-        return spec.load(ROOT / "validation" / f"{scenario}.toml")
-    except (ScenarioError, ScenarioNotFound) as e:
-        raise ValidateError(str(e), exit_code=2) from None
+    """validation/<scenario>.toml, or the scenario file itself; a ValidateError (exit 2) naming
+    it when it is missing or malformed."""
+    path = Path(scenario) if scenario.endswith(".toml") else ROOT / "validation" / f"{scenario}.toml"
+    return spec.load_for_script(path)
 
 
 def summary(lat: list[float]) -> dict:
@@ -85,29 +83,30 @@ def summary(lat: list[float]) -> dict:
             "median_us": statistics.median(lat), "p10_us": q[0], "p90_us": q[-1]}
 
 
-def keep(scenario: str, lat: list[float], fields: dict) -> int:
+def keep(s: spec.GuestSpec, lat: list[float], fields: dict) -> int:
     """Write the samples ``lat`` with ``fields`` and their summary; 1 (nothing written) when
     there are too few to draw from."""
     if len(lat) < 10:
         print(f"validate-wakeup: only {len(lat)} kswapd wake-ups traced; nothing written",
               file=sys.stderr)
         return 1
-    write(scenario, fields | summary(lat) | {"latencies_us": lat})
+    write(s, fields | summary(lat) | {"latencies_us": lat})
     return 0
 
 
-def write(scenario: str, out: dict) -> None:
+def write(s: spec.GuestSpec, out: dict) -> None:
     # anon-seq-reread's boot is the validation scenarios' default sample; another scenario's
     # boot keeps its own (its workloads keep the vCPUs busier or idler than anon-seq-reread's).
-    name = "kswapd-wakeup" if scenario == "anon-seq-reread" else f"{scenario}.kswapd-wakeup"
-    path = ROOT / "validation" / "real" / f"{name}.json"
+    name = "kswapd-wakeup" if s.name == "anon-seq-reread" else f"{s.name}.kswapd-wakeup"
+    path = s.path.parent / "real" / f"{name}.json"
     path.write_text(json.dumps(out, indent=1) + "\n")
     print(f"{path}: {out['wakeups']} wake-ups, mean {out['mean_us']} us, "
           f"median {out['median_us']} us")
 
 
-def from_kept(scenario: str) -> int:
-    """The waits of every kept boot of ``scenario``, pooled, as the scenario's samples."""
+def from_kept(scenario: str, start: str) -> int:
+    """The samples of every kept boot of ``scenario``, pooled, as the scenario's samples:
+    ``start`` says which (see --from)."""
     try:
         s = load(scenario)
         kept = store.load(s)
@@ -115,13 +114,15 @@ def from_kept(scenario: str) -> int:
         print(f"validate-wakeup: {e}", file=sys.stderr)
         return e.exit_code
     reps = kept["reps"]
-    if not all("kswapd_wait_us" in r for r in reps):
-        print(f"validate-wakeup: the kept boots of {scenario} predate the traced /init (no "
-              f"kswapd_wait_us); regenerate them with scripts/validate-real.sh "
-              f"validation/{scenario}.toml", file=sys.stderr)
+    field = "kswapd_wakeup_us" if start == "sched_wakeup" else "kswapd_wait_us"
+    if not all(field in r for r in reps):
+        print(f"validate-wakeup: the kept boots of {s.name} predate the traced /init (no "
+              f"{field}); regenerate them with scripts/validate-real.sh {s.path}",
+              file=sys.stderr)
         return 2
-    return keep(s.name, [x for r in reps for x in r["kswapd_wait_us"]], {
-        "what": WAIT_WHAT + ", pooled over the kept boots of the scenario (the boots it is "
+    what = SCHED_WHAT if start == "sched_wakeup" else WAIT_WHAT
+    return keep(s, [x for r in reps for x in r[field]], {
+        "what": what + ", pooled over the kept boots of the scenario (the boots it is "
                 "scored against)",
         "scenario": s.name, "accel": kept["accel"], "kernel": kept["kernel"],
         "date": kept["date"][:10], "boots": len(reps),

@@ -141,7 +141,8 @@ class Comparison:
     not_mirrored: list[str]
     zones: list[dict[str, Any]] = field(default_factory=list)
     # The workload's run length in seconds: each boot's wall time, each seed's simulated time.
-    # Not scored: the validation scenarios' [cost] is fitted to it (docs/VALIDATION.md).
+    # Not scored: it checks the scenario's [cost], measured in the boots (the reference
+    # sitting's) or fitted to this very figure (earlier sittings; docs/VALIDATION.md).
     run_length: Row | None = None
 
     @property

@@ -121,8 +121,8 @@ REQUIRED = ("uname", "sysctl", "vmstat before", "meminfo before", "zoneinfo befo
 
 def kswapd_wakeup_latencies(trace: str) -> list[float]:
     """Microseconds from each `sched_wakeup` of kswapd0 to the next `sched_switch` onto it, from
-    the guest's ftrace text (only kswapd0's events were traced). A wake-up of a task that is
-    already running has no switch after it before the next wake-up and is skipped."""
+    the guest's ftrace text. A wake-up of a task that is already running has no switch after
+    it before the next wake-up and is skipped."""
     woken: float | None = None
     out: list[float] = []
     for line in trace.splitlines():
@@ -131,7 +131,9 @@ def kswapd_wakeup_latencies(trace: str) -> list[float]:
             continue
         t = float(m.group(1))
         if m.group(2) == "sched_wakeup":
-            woken = t
+            # Only kswapd0's wake-ups (a boot may trace every task's: validate-trace --tasks).
+            if "comm=kswapd0 " in line:
+                woken = t
         elif woken is not None and "next_comm=kswapd0" in line:
             out.append(round((t - woken) * 1e6, 1))
             woken = None
@@ -267,13 +269,16 @@ def kvm_works(k: kernel.Kernel, busybox: Path, work: Path, timeout_s: float = 45
 
 def boot(
     spec: GuestSpec, k: kernel.Kernel, work: Path, busybox: Path, workload: Path, seed: int,
-    kvm: bool, timeout_s: float = DEFAULT_TIMEOUT_S,
+    kvm: bool, timeout_s: float = DEFAULT_TIMEOUT_S, all_tasks: bool = False,
 ) -> dict[str, Any]:
     """Boot the guest once for ``spec`` in ``work`` (a scratch directory) and return the
-    repetition's record; the console transcript stays in ``work/console.log``."""
+    repetition's record; the console transcript stays in ``work/console.log``. ``all_tasks``:
+    trace every task's scheduler events (initramfs.init_script)."""
     work.mkdir(parents=True, exist_ok=True)
     swap, data = _make_disks(spec, work)
-    initrd = initramfs.build(work / "initrd.gz", spec, k.modules, busybox, workload, seed)
+    initrd = initramfs.build(
+        work / "initrd.gz", spec, k.modules, busybox, workload, seed, all_tasks
+    )
     console = work / "console.log"
     console.unlink(missing_ok=True)
     argv = qemu_command(spec, k, initrd, swap, data, console, kvm)

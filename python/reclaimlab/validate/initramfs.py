@@ -66,10 +66,17 @@ def module_order(modules_dir: Path, roots=ROOT_MODULES) -> list[Path]:
     return order
 
 
-def init_script(spec: GuestSpec, modules: list[str], seed: int) -> str:
+def init_script(spec: GuestSpec, modules: list[str], seed: int, all_tasks: bool = False) -> str:
     """The guest's /init (busybox sh). Every measurement goes to the console between
     `@@reclaimlab:begin NAME@@` / `@@reclaimlab:end NAME@@` lines; a failure prints one
-    `@@reclaimlab:error ...@@` line and powers off, so the host never waits for its timeout."""
+    `@@reclaimlab:error ...@@` line and powers off, so the host never waits for its timeout.
+    ``all_tasks`` traces every task's scheduler events, not kswapd0's alone: the workload's own
+    time on its vCPU (ktrace.workload_time), at the price of a larger trace and a slower boot."""
+    sched_filters = "" if all_tasks else (
+        "    echo 'comm == \"kswapd0\"' > $T/events/sched/sched_wakeup/filter\n"
+        "    echo 'next_comm == \"kswapd0\" || prev_comm == \"kswapd0\"' "
+        "> $T/events/sched/sched_switch/filter\n"
+    )
     thp = "madvise" if spec.thp else "never"
     sysctl_lines = "\n".join(
         f"echo '{value}' > /proc/sys/vm/{key} || fail 'sysctl vm.{key}={value}'"
@@ -145,9 +152,7 @@ snapshot before
 # when (validate/ktrace.py), with what each LRU pass scanned, skipped and reclaimed: only
 # kswapd0's scheduler events, so the buffer stays small.
 if [ $TRACING = 1 ]; then
-    echo 'comm == "kswapd0"' > $T/events/sched/sched_wakeup/filter
-    echo 'next_comm == "kswapd0" || prev_comm == "kswapd0"' > $T/events/sched/sched_switch/filter
-    echo 1 > $T/events/sched/sched_wakeup/enable
+{sched_filters}    echo 1 > $T/events/sched/sched_wakeup/enable
     echo 1 > $T/events/sched/sched_switch/enable
     for e in mm_vmscan_wakeup_kswapd mm_vmscan_kswapd_wake mm_vmscan_kswapd_sleep \
              mm_vmscan_direct_reclaim_begin mm_vmscan_direct_reclaim_end \
@@ -211,7 +216,8 @@ class Cpio:
 
 
 def build(
-    out: Path, spec: GuestSpec, modules_dir: Path, busybox: Path, workload: Path, seed: int
+    out: Path, spec: GuestSpec, modules_dir: Path, busybox: Path, workload: Path, seed: int,
+    all_tasks: bool = False,
 ) -> Path:
     """Write the initramfs for one boot of ``spec`` to ``out``."""
     kos = module_order(modules_dir)
@@ -223,7 +229,7 @@ def build(
         archive.file(f"lib/modules/{ko.name}", ko.read_bytes())
     archive.file("reclaimlab-workload", workload.read_bytes(), 0o755)
     archive.file("workload.spec", spec.workload_spec.encode())
-    archive.file("init", init_script(spec, [k.name for k in kos], seed).encode(), 0o755)
+    archive.file("init", init_script(spec, [k.name for k in kos], seed, all_tasks).encode(), 0o755)
     return write_gzip(out, archive)
 
 

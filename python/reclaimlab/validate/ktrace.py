@@ -33,7 +33,9 @@ off its CPU) and the reclaim events `mm_vmscan_wakeup_kswapd`, `mm_vmscan_kswapd
   from the others'): how long a plug held its writes and how many pages each flush issued,
   the figures behind `[swap] max_request`;
 - what a page costs kswapd by what became of it (kept, written, freed: `kswapd_per_page`),
-  the figures behind the reclaim costs of `[cost]`.
+  the figures behind the reclaim costs of `[cost]`;
+- in a boot that traced every task's scheduler events, where each workload task's time went
+  (`workload_time`), the figures behind the workload's costs.
 
 These are the facts behind the simulator's choices for the validation scenarios (their wake-up
 latency and the cost of reclaiming a mapped page; docs/VALIDATION.md), kept as
@@ -118,7 +120,7 @@ def summarise(trace: str) -> dict[str, Any]:
     request_pages: dict[str, int] = {}
     for t, comm, name, args in ev:
         if name == "sched_wakeup":
-            if state != "running":
+            if "comm=kswapd0 " in args and state != "running":
                 state = "woken"
         elif name == "sched_switch":
             if "next_comm=kswapd0" in args:
@@ -297,3 +299,82 @@ def _block_request(args: str) -> tuple[str, str, str, int] | None:
     if rw is None or i == 0 or i + 1 >= len(f) or not f[i + 1].isdigit():
         return None
     return f[0], rw, f[i - 1], int(f[i + 1]) // 8
+
+
+def workload_time(trace: str, prefix: str = "reclaimlab-w") -> dict[str, Any]:
+    """Where each workload task's time went, from a boot that traced every task's scheduler
+    events (`scripts/validate-trace.py --tasks`; the standard boot traces kswapd0's alone): on
+    its vCPU (`sched_switch` in to out), waiting for I/O (switched out in state D until its
+    `sched_wakeup`), runnable but preempted (switched out in state R until switched in), and
+    inside direct reclaim (`mm_vmscan_direct_reclaim_begin` to `_end`, on or off the CPU). The
+    time on the vCPU and in direct reclaim is also split at the task's first swap-in read (a
+    `block_rq_issue` read of the swap disk, 254,0): a first pass that only faults pages in,
+    then one that swaps them back. Divided by the pages each phase touched (the vmstat delta),
+    these are the figures behind the workload's `[cost]` (validate/costs.py). Tasks by pid,
+    busiest first."""
+    tasks: dict[int, dict[str, Any]] = {}
+    on_since: dict[int, float] = {}
+    off_since: dict[int, tuple[float, str]] = {}
+    direct_since: dict[int, float] = {}
+    first_swap_in: dict[int, float] = {}
+
+    def task(pid: int, comm: str) -> dict[str, Any]:
+        return tasks.setdefault(pid, {
+            "comm": comm, "on_cpu_s": 0.0, "on_cpu_before_swap_in_s": 0.0, "io_wait_s": 0.0,
+            "preempted_s": 0.0, "direct_reclaim_s": 0.0, "direct_reclaim_before_swap_in_s": 0.0,
+            "direct_reclaims": 0, "swap_in_reads": 0,
+        })
+
+    for line in trace.splitlines():
+        m = _EVENT.match(line)
+        if m is None:
+            continue
+        comm, pid, t, name, args = (m.group(1).strip(), int(m.group(2)), float(m.group(4)),
+                                    m.group(5), m.group(6))
+        if name == "sched_switch":
+            f = dict(re.findall(r"(\w+)=(\S+)", args))
+            prev, nxt = int(f.get("prev_pid", -1)), int(f.get("next_pid", -1))
+            if f.get("prev_comm", "").startswith(prefix):
+                rec = task(prev, f["prev_comm"])
+                if prev in on_since:
+                    spent = t - on_since.pop(prev)
+                    rec["on_cpu_s"] += spent
+                    if prev not in first_swap_in:
+                        rec["on_cpu_before_swap_in_s"] += spent
+                off_since[prev] = (t, f.get("prev_state", "S")[:1])
+            if f.get("next_comm", "").startswith(prefix):
+                rec = task(nxt, f["next_comm"])
+                on_since[nxt] = t
+                since = off_since.pop(nxt, None)
+                if since is not None and since[1] == "R":
+                    rec["preempted_s"] += t - since[0]
+        elif name == "sched_wakeup":
+            f = dict(re.findall(r"(\w+)=(\S+)", args))
+            woken = int(f.get("pid", -1))
+            since = off_since.get(woken)
+            if since is not None and since[1] == "D":
+                task(woken, f.get("comm", "?"))["io_wait_s"] += t - since[0]
+                off_since[woken] = (t, "R")  # runnable from here until switched in
+        elif comm.startswith(prefix):
+            rec = task(pid, comm)
+            if name == "mm_vmscan_direct_reclaim_begin":
+                direct_since[pid] = t
+            elif name == "mm_vmscan_direct_reclaim_end" and pid in direct_since:
+                spent = t - direct_since.pop(pid)
+                rec["direct_reclaim_s"] += spent
+                if pid not in first_swap_in:
+                    rec["direct_reclaim_before_swap_in_s"] += spent
+                rec["direct_reclaims"] += 1
+            elif name == "block_rq_issue":
+                req = _block_request(args)
+                if req is not None and req[0] == "254,0" and req[1] == "read":
+                    rec["swap_in_reads"] += 1
+                    first_swap_in.setdefault(pid, t)
+    t0 = next((float(m.group(4)) for m in map(_EVENT.match, trace.splitlines()) if m), 0.0)
+    out = {}
+    for pid, rec in sorted(tasks.items(), key=lambda kv: -kv[1]["on_cpu_s"]):
+        rec = {k: round(v, 4) if isinstance(v, float) else v for k, v in rec.items()}
+        if pid in first_swap_in:
+            rec["first_swap_in_at_s"] = round(first_swap_in[pid] - t0, 4)
+        out[str(pid)] = rec
+    return out

@@ -65,7 +65,7 @@ def _run_length(c: Comparison) -> list[str]:
     return [
         f"run length: real {r.real_mean:.1f} s (spread {r.real_spread:.1f}%), simulated "
         f"{r.sim_mean:.1f} s (spread {r.sim_spread:.1f}%), sim/real {r.ratio:.3f} (not scored: "
-        "the [cost] section is fitted to it)"
+        "a check of the [cost] section, measured in the boots or fitted to them)"
     ]
 
 

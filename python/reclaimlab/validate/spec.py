@@ -90,6 +90,15 @@ def content_hash(spec: "GuestSpec") -> str:
     return hashlib.sha256(json.dumps(guest, sort_keys=True).encode()).hexdigest()
 
 
+def load_for_script(path: str | Path) -> GuestSpec:
+    """:func:`load` for the scripts under scripts/: any bad scenario is a ValidateError (exit 2)
+    with the parser's own message, so each script has one error path."""
+    try:
+        return load(path)
+    except (api.ScenarioError, api.ScenarioNotFound) as e:
+        raise ValidateError(str(e), exit_code=2) from None
+
+
 def load(path: str | Path) -> GuestSpec:
     """Read ``path`` (a valid reclaimlab scenario) into a :class:`GuestSpec`.
 

@@ -1,0 +1,128 @@
+"""What a sitting's boots measured of the guest's costs: the figures behind a scenario's
+`[cost]`, `[swap]` and `[disk]` when they are measured rather than fitted (docs/VALIDATION.md,
+"The 2026-11-28 sitting").
+
+Two sources, both kept beside the scenario in its `real/` directory:
+
+- the scored boots (`real/<scenario>.json`): every boot traces kswapd, so each rep's
+  `kswapd_trace` carries what a page cost kswapd by its fate (`kswapd_per_page`: kept,
+  written, freed) and how long each disk's requests took (`block_requests`);
+- one boot tracing every task's scheduler events (`real/<scenario>.tasks.json`,
+  `scripts/validate-trace.py --tasks`): the workload tasks' time on their vCPUs
+  (`ktrace.workload_time`) beside that boot's vmstat delta.
+
+Each figure is a median over the boots of each boot's median (the boots of a sitting differ
+in pace by a few per cent; a median keeps one odd boot out). The split of a page's reclaim
+between the keys of `[cost]` follows their definitions (docs/MODEL.md): a page kept costs
+`scan_mapped`; a page swapped out costs `scan_mapped + unmap + swapout_submit`, with
+`swapout_submit` (the bio) the scenario's own; a clean page freed costs `scan_unmapped +
+free_page`. A device's request latency is its median time from issue to completion less the
+transfer of its mean request at the device's bandwidth, which the model adds itself (no figure
+when the transfer alone is longer: the device was faster than that bandwidth).
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from typing import Any
+
+from .spec import GuestSpec, duration_ns, size_bytes
+
+PAGE = 4096
+# The guest's disks as its kernel names them: the swap disk first, the data disk second.
+SWAP_DEV, DATA_DEV = "254,0", "254,16"
+# A boot's per-page median counts only with this many batches of that fate behind it.
+MIN_BATCHES = 20
+
+
+def _median(values: list[float]) -> float | None:
+    return statistics.median(values) if values else None
+
+
+def _cost_ns(spec: GuestSpec, key: str, default_ns: int) -> int:
+    value = spec.document.get("cost", {}).get(key)
+    return duration_ns(value) if value is not None else default_ns
+
+
+def _bandwidth(spec: GuestSpec, section: str) -> float:
+    value = spec.document.get(section, {}).get("bandwidth")
+    if value is None:
+        return float(1 << 30)
+    return float(size_bytes(str(value).removesuffix("/s")))
+
+
+def from_boots(spec: GuestSpec, reps: list[dict[str, Any]]) -> dict[str, float]:
+    """The reclaim costs and device latencies, in microseconds, that the scored boots ``reps``
+    of ``spec`` measured; a figure is absent when too few of its events were traced."""
+    traced = [r["kswapd_trace"] for r in reps if "kswapd_trace" in r]
+    fate: dict[str, float | None] = {}
+    for k in ("kept", "written", "freed"):
+        fate[k] = _median([t["kswapd_per_page"][k]["median_us"] for t in traced
+                           if "kswapd_per_page" in t
+                           and t["kswapd_per_page"][k]["batches"] >= MIN_BATCHES])
+    out: dict[str, float] = {}
+    if fate["kept"] is not None:
+        out["scan_mapped"] = fate["kept"]
+        if fate["written"] is not None:
+            submit = _cost_ns(spec, "swapout_submit", 2_000) / 1e3
+            out["unmap"] = fate["written"] - fate["kept"] - submit
+    if fate["freed"] is not None:
+        out["scan_unmapped"] = fate["freed"] - _cost_ns(spec, "free_page", 100) / 1e3
+    for dev, section in ((SWAP_DEV, "swap"), (DATA_DEV, "disk")):
+        for rw in ("read", "write"):
+            rows = [t.get("block_requests", {}).get(f"{dev} {rw}") for t in traced]
+            rows = [r for r in rows if r and r.get("n", 0) >= MIN_BATCHES]
+            if not rows:
+                continue
+            pages = statistics.fmean(r["pages"] / r["n"] for r in rows)
+            transfer_us = pages * PAGE / _bandwidth(spec, section) * 1e6
+            latency = _median([r["median_us"] for r in rows]) - transfer_us
+            # A device faster than the section's bandwidth (file-write's large writes land in
+            # the host's page cache) leaves no latency to measure this way.
+            if latency > 0:
+                out[f"{section}.{rw}_latency"] = latency
+    return out
+
+
+def workload_cpu(tasks: dict[str, Any]) -> list[dict[str, float]]:
+    """Each workload task's own CPU time in seconds (on its vCPU, less its direct reclaim),
+    from a ``--tasks`` boot's kept summary, busiest first, with what its boot's vmstat
+    delta says the tasks did (pages faulted, read in, swapped in)."""
+    delta = tasks["vmstat_delta"]
+    out = []
+    for rec in tasks["workload_time"].values():
+        out.append({
+            "cpu_s": rec["on_cpu_s"] - rec["direct_reclaim_s"],
+            "cpu_before_swap_in_s": (rec["on_cpu_before_swap_in_s"]
+                                     - rec["direct_reclaim_before_swap_in_s"]),
+            "io_wait_s": rec["io_wait_s"],
+            "direct_reclaim_s": rec["direct_reclaim_s"],
+        })
+    out.sort(key=lambda r: -r["cpu_s"])
+    return [r | {"pgpgin_pages": delta.get("pgpgin", 0) / 4, "pswpin": delta.get("pswpin", 0),
+                 "pgmajfault": delta.get("pgmajfault", 0)} for r in out]
+
+
+def load_tasks(spec: GuestSpec) -> dict[str, Any] | None:
+    path = spec.path.parent / "real" / f"{spec.name}.tasks.json"
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
+def describe(spec: GuestSpec, reps: list[dict[str, Any]]) -> list[str]:
+    """The measured figures of ``spec`` as lines for `scripts/validate-costs.py`."""
+    lines = [f"{spec.name} ({len(reps)} boots):"]
+    for key, us in sorted(from_boots(spec, reps).items()):
+        section, _, name = key.rpartition(".")
+        lines.append(f"  [{section or 'cost'}] {name} = {us:.1f} us")
+    tasks = load_tasks(spec)
+    if tasks is not None:
+        for i, r in enumerate(workload_cpu(tasks)[:2]):
+            lines.append(
+                f"  task {i + 1} (--tasks boot, {tasks['wall_time_s']:.1f} s): "
+                f"CPU {r['cpu_s']:.2f} s"
+                f" ({r['cpu_before_swap_in_s']:.2f} s before its first swap-in), I/O wait "
+                f"{r['io_wait_s']:.2f} s, direct reclaim {r['direct_reclaim_s']:.2f} s; "
+                f"pgpgin {r['pgpgin_pages']:.0f} pages, pswpin {r['pswpin']}, "
+                f"pgmajfault {r['pgmajfault']}")
+    return lines
