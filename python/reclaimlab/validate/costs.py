@@ -25,8 +25,10 @@ from __future__ import annotations
 
 import json
 import statistics
+import tomllib
 from typing import Any
 
+from .. import api
 from .spec import GuestSpec, duration_ns, size_bytes
 
 PAGE = 4096
@@ -40,21 +42,18 @@ def _median(values: list[float]) -> float | None:
     return statistics.median(values) if values else None
 
 
-def _cost_ns(spec: GuestSpec, key: str, default_ns: int) -> int:
-    value = spec.document.get("cost", {}).get(key)
-    return duration_ns(value) if value is not None else default_ns
-
-
-def _bandwidth(spec: GuestSpec, section: str) -> float:
-    value = spec.document.get(section, {}).get("bandwidth")
-    if value is None:
-        return float(1 << 30)
-    return float(size_bytes(str(value).removesuffix("/s")))
-
-
 def from_boots(spec: GuestSpec, reps: list[dict[str, Any]]) -> dict[str, float]:
     """The reclaim costs and device latencies, in microseconds, that the scored boots ``reps``
     of ``spec`` measured; a figure is absent when too few of its events were traced."""
+    # The scenario with every default written out (the simulator declares them).
+    resolved = tomllib.loads(api.show_defaults(spec.path))
+
+    def cost_us(key: str) -> float:
+        return duration_ns(resolved["cost"][key]) / 1e3
+
+    def bandwidth(section: str) -> float:
+        return float(size_bytes(str(resolved[section]["bandwidth"]).removesuffix("/s")))
+
     traced = [r["kswapd_trace"] for r in reps if "kswapd_trace" in r]
     fate: dict[str, float | None] = {}
     for k in ("kept", "written", "freed"):
@@ -65,10 +64,9 @@ def from_boots(spec: GuestSpec, reps: list[dict[str, Any]]) -> dict[str, float]:
     if fate["kept"] is not None:
         out["scan_mapped"] = fate["kept"]
         if fate["written"] is not None:
-            submit = _cost_ns(spec, "swapout_submit", 2_000) / 1e3
-            out["unmap"] = fate["written"] - fate["kept"] - submit
+            out["unmap"] = fate["written"] - fate["kept"] - cost_us("swapout_submit")
     if fate["freed"] is not None:
-        out["scan_unmapped"] = fate["freed"] - _cost_ns(spec, "free_page", 100) / 1e3
+        out["scan_unmapped"] = fate["freed"] - cost_us("free_page")
     for dev, section in ((SWAP_DEV, "swap"), (DATA_DEV, "disk")):
         for rw in ("read", "write"):
             rows = [t.get("block_requests", {}).get(f"{dev} {rw}") for t in traced]
@@ -76,7 +74,7 @@ def from_boots(spec: GuestSpec, reps: list[dict[str, Any]]) -> dict[str, float]:
             if not rows:
                 continue
             pages = statistics.fmean(r["pages"] / r["n"] for r in rows)
-            transfer_us = pages * PAGE / _bandwidth(spec, section) * 1e6
+            transfer_us = pages * PAGE / bandwidth(section) * 1e6
             latency = _median([r["median_us"] for r in rows]) - transfer_us
             # A device faster than the section's bandwidth (file-write's large writes land in
             # the host's page cache) leaves no latency to measure this way.
