@@ -317,6 +317,7 @@ def workload_time(trace: str, prefix: str = "reclaimlab-w") -> dict[str, Any]:
     off_since: dict[int, tuple[float, str]] = {}
     direct_since: dict[int, float] = {}
     first_swap_in: dict[int, float] = {}
+    t0: float | None = None
 
     def task(pid: int, comm: str) -> dict[str, Any]:
         return tasks.setdefault(pid, {
@@ -331,6 +332,8 @@ def workload_time(trace: str, prefix: str = "reclaimlab-w") -> dict[str, Any]:
             continue
         comm, pid, t, name, args = (m.group(1).strip(), int(m.group(2)), float(m.group(4)),
                                     m.group(5), m.group(6))
+        if t0 is None:
+            t0 = t
         if name == "sched_switch":
             f = dict(re.findall(r"(\w+)=(\S+)", args))
             prev, nxt = int(f.get("prev_pid", -1)), int(f.get("next_pid", -1))
@@ -370,11 +373,10 @@ def workload_time(trace: str, prefix: str = "reclaimlab-w") -> dict[str, Any]:
                 if req is not None and req[0] == "254,0" and req[1] == "read":
                     rec["swap_in_reads"] += 1
                     first_swap_in.setdefault(pid, t)
-    t0 = next((float(m.group(4)) for m in map(_EVENT.match, trace.splitlines()) if m), 0.0)
     out = {}
     for pid, rec in sorted(tasks.items(), key=lambda kv: -kv[1]["on_cpu_s"]):
         rec = {k: round(v, 4) if isinstance(v, float) else v for k, v in rec.items()}
         if pid in first_swap_in:
-            rec["first_swap_in_at_s"] = round(first_swap_in[pid] - t0, 4)
+            rec["first_swap_in_at_s"] = round(first_swap_in[pid] - (t0 or 0.0), 4)
         out[str(pid)] = rec
     return out
