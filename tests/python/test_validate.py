@@ -175,8 +175,9 @@ def test_counters_the_model_lacks_are_listed_as_not_modelled(seq_comparison):
     moved = statistics.fmean(x["pgmigrate_success"] for x in sims)
     why = {name: w for name, _, w in c.not_modelled}["pgmigrate_success"]
     assert why.endswith(f"the model's (proactive, or for its workloads' requests): {moved:.0f}")
-    # file-stream's model compacts proactively: a figure that is not zero.
-    t = spec.load(VALIDATION / "file-stream.toml")
+    # The morning sitting's file-stream (2026-11-28) compacts proactively in the model: a
+    # figure that is not zero.
+    t = spec.load(VALIDATION / "sittings" / "2026-11-28" / "file-stream.toml")
     t_kept = store.load(t)
     t_why = {n: w for n, _, w in compare.compare(t, t_kept, seeds=1).not_modelled}
     t_moved = compare.simulate(t, t_kept, 1)[0][0]["pgmigrate_success"]
@@ -532,6 +533,67 @@ def test_kswapd_per_page_cost_by_what_became_of_the_batch():
                  "freed": {"batches": 1, "median_us": 8.0}}
 
 
+def test_the_race_figures_of_a_traced_boot():
+    # Read-ahead pages of one task 15 us apart within a window; the other task's and the
+    # gap between windows (1 ms) are not counted, nor are allocations without the read-ahead
+    # mask. kswapd's first LRU batch comes 120 us after its switch onto the CPU.
+    ra = "GFP_NOFS|__GFP_HIGHMEM|__GFP_NOWARN|__GFP_NORETRY|__GFP_COMP|__GFP_MOVABLE"
+
+    def alloc(t: float, pid: int, gfp: str = ra) -> str:
+        return (f" reclaimlab-work-{pid} [000] .....  {t:.6f}: mm_page_alloc: page=0000000011"
+                f" pfn=0x449 order=0 migratetype=1 gfp_flags={gfp}")
+    lines = [alloc(1.0 + i * 15e-6, 131) for i in range(4)]
+    lines += [alloc(1.001 + i * 15e-6, 131) for i in range(3)]
+    lines += [alloc(1.0000075, 132), alloc(1.002, 131, "GFP_HIGHUSER_MOVABLE"),
+              alloc(1.0020100, 131, "GFP_HIGHUSER_MOVABLE")]
+    lines += [
+        "          <idle>-0   [001] d..2.  2.000000: sched_switch: prev_comm=swapper/1 prev_pid=0"
+        " prev_prio=120 prev_state=R ==> next_comm=kswapd0 next_pid=44 next_prio=120",
+        "         kswapd0-44  [001] .....  2.000030: mm_vmscan_kswapd_wake: nid=0 order=0",
+        "         kswapd0-44  [001] .....  2.000120: mm_vmscan_lru_isolate: isolate_mode=0"
+        " classzone=3 order=0 nr_requested=23 nr_scanned=23 nr_skipped=0 nr_taken=23"
+        " lru=inactive_file",
+        "         kswapd0-44  [001] .....  2.000300: mm_vmscan_lru_isolate: isolate_mode=0"
+        " classzone=3 order=0 nr_requested=32 nr_scanned=32 nr_skipped=0 nr_taken=32"
+        " lru=inactive_file",
+    ]
+    lines.sort(key=lambda line: float(line.split(": ")[0].split()[-1]))
+    s = ktrace.summarise("\n".join(lines))
+    assert s["readahead_page_gap"]["n"] == 5
+    assert s["readahead_page_gap"]["median_us"] == pytest.approx(15.0)
+    assert s["switch_in_to_first_batch"]["n"] == 1
+    assert s["switch_in_to_first_batch"]["median_us"] == pytest.approx(120.0)
+    assert s["switch_in_to_balance"]["median_us"] == pytest.approx(30.0)
+
+
+def test_costs_scale_a_single_boots_figures_by_the_pace_of_the_scored_boots(tmp_path):
+    # A page freed cost kswapd 7 us in the scored boots and 3.5 us in the single boot: that
+    # boot ran twice as fast, and its race figures count double.
+    src = spec.load(VALIDATION / "file-stream.toml")
+    (tmp_path / "real").mkdir()
+    scenario = tmp_path / "file-stream.toml"
+    scenario.write_text(src.path.read_text())
+    per_page = {"kept": {"batches": 0, "median_us": 0}, "written": {"batches": 0, "median_us": 0}}
+    single = {"scenario": "file-stream", "trace": {
+        "kswapd_per_page": per_page | {"freed": {"batches": 500, "median_us": 3.5}},
+        "readahead_page_gap": {"n": 900, "median_us": 12.0},
+        "switch_in_to_first_batch": {"n": 300, "median_us": 80.0}}}
+    (tmp_path / "real" / "file-stream.trace.json").write_text(json.dumps(single))
+    for name in ("file-stream.kswapd-wakeup.json", "file-stream.zoneinfo"):
+        (tmp_path / "real" / name).write_text((VALIDATION / "real" / name).read_text())
+    s = spec.load(scenario)
+    rep = {"kswapd_trace": {"kswapd_per_page": per_page | {"freed": {"batches": 800,
+                                                                     "median_us": 7.0}}}}
+    got = costs.from_boots(s, [rep, rep, rep])
+    assert got["readahead_alloc"] == pytest.approx(24.0)
+    assert got["balance_start"] == pytest.approx(160.0)
+    # Scored boots that carry the figures themselves are taken as they are.
+    rep["kswapd_trace"] |= {"readahead_page_gap": {"n": 900, "median_us": 19.0},
+                            "switch_in_to_first_batch": {"n": 300, "median_us": 140.0}}
+    got = costs.from_boots(s, [rep, rep, rep])
+    assert (got["readahead_alloc"], got["balance_start"]) == (19.0, 140.0)
+
+
 def test_workload_time_splits_each_tasks_time_on_and_off_its_vcpu():
     def sw(t: float, prev: str, pp: int, state: str, nxt: str, np_: int) -> str:
         return (f"          <idle>-0   [001] d..2.  {t:.6f}: sched_switch: prev_comm={prev} "
@@ -573,7 +635,9 @@ def test_workload_time_splits_each_tasks_time_on_and_off_its_vcpu():
 
 
 def test_kept_traces_name_their_scenarios():
-    for path in sorted((VALIDATION / "real").glob("*.trace.json")):
+    paths = sorted(VALIDATION.glob("**/real/*.trace.json"))
+    assert len(paths) >= 10  # this sitting's six, and earlier ones'
+    for path in paths:
         data = json.loads(path.read_text())
         assert path.name == f"{data['scenario']}.trace.json"
         t = data["trace"]
@@ -742,7 +806,7 @@ def test_the_validation_scenarios_take_the_costs_their_boots_measured():
             written = sum(_us(doc["cost"][k]) for k in ("scan_mapped", "unmap", "swapout_submit"))
             assert written > 10 * _us(doc["cost"]["scan_mapped"])
     assert {"scan_mapped", "unmap", "scan_unmapped", "swap.read_latency", "swap.write_latency",
-            "disk.read_latency"} <= seen
+            "disk.read_latency", "readahead_alloc", "balance_start"} <= seen
 
 
 def test_the_validation_workloads_cost_what_their_tasks_boot_measured():

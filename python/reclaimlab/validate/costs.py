@@ -2,14 +2,21 @@
 `[cost]`, `[swap]` and `[disk]` when they are measured rather than fitted (docs/VALIDATION.md,
 "The 2026-11-28 sitting").
 
-Two sources, both kept beside the scenario in its `real/` directory:
+Three sources, all kept beside the scenario in its `real/` directory:
 
 - the scored boots (`real/<scenario>.json`): every boot traces kswapd, so each rep's
   `kswapd_trace` carries what a page cost kswapd by its fate (`kswapd_per_page`: kept,
   written, freed) and how long each disk's requests took (`block_requests`);
 - one boot tracing every task's scheduler events (`real/<scenario>.tasks.json`,
   `scripts/validate-trace.py --tasks`): the workload tasks' time on their vCPUs
-  (`ktrace.workload_time`) beside that boot's vmstat delta.
+  (`ktrace.workload_time`) beside that boot's vmstat delta;
+- the single traced boot `real/<scenario>.trace.json` (`scripts/validate-trace.py`), for two
+  figures the scored boots' summaries lack when they predate them: how far apart a read-ahead
+  window's pages are allocated (`readahead_page_gap`, behind `[cost] readahead_alloc`) and
+  kswapd's time from its switch onto a CPU to its first LRU batch (`switch_in_to_first_batch`,
+  behind `[cost] balance_start`). That boot ran at its own day's pace, so its figures are
+  scaled by the pace of the scored boots relative to it: the ratio of what a page cost kswapd
+  in each (`kswapd_per_page`, the median over the fates both traced enough of).
 
 Each figure is a median over the boots of each boot's median (the boots of a sitting differ
 in pace by a few per cent; a median keeps one odd boot out). The split of a page's reclaim
@@ -44,7 +51,9 @@ def _median(values: list[float]) -> float | None:
 
 def from_boots(spec: GuestSpec, reps: list[dict[str, Any]]) -> dict[str, float]:
     """The reclaim costs and device latencies, in microseconds, that the scored boots ``reps``
-    of ``spec`` measured; a figure is absent when too few of its events were traced."""
+    of ``spec`` measured (or the measurements kept of their transcripts, for boots whose
+    summaries predate `kswapd_per_page`), with the two figures of the single traced boot
+    scaled to their pace; a figure is absent when too few of its events were traced."""
     # The scenario with every default written out (the simulator declares them).
     resolved = tomllib.loads(api.show_defaults(spec.path))
 
@@ -60,6 +69,8 @@ def from_boots(spec: GuestSpec, reps: list[dict[str, Any]]) -> dict[str, float]:
         fate[k] = _median([t["kswapd_per_page"][k]["median_us"] for t in traced
                            if "kswapd_per_page" in t
                            and t["kswapd_per_page"][k]["batches"] >= MIN_BATCHES])
+    if all(v is None for v in fate.values()):
+        fate = _kept_measurements(spec) or fate
     out: dict[str, float] = {}
     if fate["kept"] is not None:
         out["scan_mapped"] = fate["kept"]
@@ -67,6 +78,19 @@ def from_boots(spec: GuestSpec, reps: list[dict[str, Any]]) -> dict[str, float]:
             out["unmap"] = fate["written"] - fate["kept"] - cost_us("swapout_submit")
     if fate["freed"] is not None:
         out["scan_unmapped"] = fate["freed"] - cost_us("free_page")
+    single = load_trace(spec)
+    for key, field in (("readahead_alloc", "readahead_page_gap"),
+                       ("balance_start", "switch_in_to_first_batch")):
+        own = _median([t[field]["median_us"] for t in traced
+                       if t.get(field, {}).get("n", 0) >= MIN_BATCHES])
+        if own is not None:
+            out[key] = own
+            continue
+        if single is None or single["trace"].get(field, {}).get("n", 0) < MIN_BATCHES:
+            continue
+        pace = _pace(fate, single["trace"]["kswapd_per_page"])
+        if pace is not None:
+            out[key] = single["trace"][field]["median_us"] * pace
     for dev, section in ((SWAP_DEV, "swap"), (DATA_DEV, "disk")):
         for rw in ("read", "write"):
             rows = [t.get("block_requests", {}).get(f"{dev} {rw}") for t in traced]
@@ -81,6 +105,27 @@ def from_boots(spec: GuestSpec, reps: list[dict[str, Any]]) -> dict[str, float]:
             if latency > 0:
                 out[f"{section}.{rw}_latency"] = latency
     return out
+
+
+def _kept_measurements(spec: GuestSpec) -> dict[str, float | None] | None:
+    """What a page cost kswapd by its fate, from a sitting's `real/measurements-*.json`: the
+    summaries taken again from the console transcripts of scored boots that predate
+    `kswapd_per_page` in their own summary (anon-seq-reread's of 2026-11-28)."""
+    for path in sorted((spec.path.parent / "real").glob("measurements-*.json")):
+        per_page = json.loads(path.read_text()).get(spec.name, {}).get("kswapd_per_page")
+        if per_page:
+            return {k: per_page[k]["median_us"] if per_page[k]["batches"] >= MIN_BATCHES
+                    else None for k in ("kept", "written", "freed")}
+    return None
+
+
+def _pace(fate: dict[str, float | None], other: dict[str, Any]) -> float | None:
+    """How much longer the scored boots took for a page kswapd reclaimed than another boot
+    (its `kswapd_per_page`): the median over the fates both traced enough batches of."""
+    ratios = [fate[k] / other[k]["median_us"] for k in ("kept", "written", "freed")
+              if fate[k] is not None and other[k]["batches"] >= MIN_BATCHES
+              and other[k]["median_us"] > 0]
+    return _median(ratios)
 
 
 def workload_cpu(tasks: dict[str, Any]) -> list[dict[str, float]]:
@@ -104,6 +149,11 @@ def workload_cpu(tasks: dict[str, Any]) -> list[dict[str, float]]:
 
 def load_tasks(spec: GuestSpec) -> dict[str, Any] | None:
     path = spec.path.parent / "real" / f"{spec.name}.tasks.json"
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
+def load_trace(spec: GuestSpec) -> dict[str, Any] | None:
+    path = spec.path.parent / "real" / f"{spec.name}.trace.json"
     return json.loads(path.read_text()) if path.is_file() else None
 
 

@@ -162,7 +162,9 @@ if [ $TRACING = 1 ]; then
     # Fallbacks into another migratetype's pageblock (the watermark boost's cause).
     echo 1 > $T/events/kmem/mm_page_alloc_extfrag/enable
     echo 1 > $T/events/compaction/mm_compaction_try_to_compact_pages/enable || echo "no compaction tracepoint"
-    echo 'order > 8' > $T/events/kmem/mm_page_alloc/filter
+    # Huge pages (their gfp masks), and the DMA zone's pages: when DMA32 is under its low mark
+    # the DMA zone serves whole read-ahead windows, whose allocations show the window's pace.
+    echo 'order > 8 || pfn < 4096' > $T/events/kmem/mm_page_alloc/filter
     echo 1 > $T/events/kmem/mm_page_alloc/enable
     # Each disk request's issue and completion: how long a page stays under writeback.
     echo 1 > $T/events/block/block_rq_issue/enable

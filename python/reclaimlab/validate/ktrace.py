@@ -33,7 +33,13 @@ off its CPU) and the reclaim events `mm_vmscan_wakeup_kswapd`, `mm_vmscan_kswapd
   from the others'): how long a plug held its writes and how many pages each flush issued,
   the figures behind `[swap] max_request`;
 - what a page costs kswapd by what became of it (kept, written, freed: `kswapd_per_page`),
-  the figures behind the reclaim costs of `[cost]`;
+  the figures behind the reclaim costs of `[cost]`, and how long a run takes from kswapd's
+  switch onto its CPU to its first LRU batch (`switch_in_to_first_batch`: the rest of its
+  sleep, `balance_pgdat`'s set-up, the first checks and scan counts), the figure behind
+  `[cost] balance_start`;
+- how far apart a read-ahead window's pages are allocated (`mm_page_alloc` with the
+  read-ahead mask's `__GFP_NORETRY`, traced for the DMA zone's pages: `readahead_page_gap`),
+  the figure behind `[cost] readahead_alloc`;
 - in a boot that traced every task's scheduler events, where each workload task's time went
   (`workload_time`), the figures behind the workload's costs.
 
@@ -111,6 +117,9 @@ def summarise(trace: str) -> dict[str, Any]:
     # kswapd's last switch-in.
     switched_in: float | None = None
     switch_to_run: list[float] = []
+    # The switch-in that began the current run, until the run's first LRU batch.
+    run_switched_in: float | None = None
+    switch_to_batch: list[float] = []
     run_reclaimed: list[int] = []
     isolate: dict[str, dict[str, int]] = {}
     extfrag: dict[str, int] = {}
@@ -142,6 +151,7 @@ def summarise(trace: str) -> dict[str, Any]:
         elif name == "mm_vmscan_kswapd_wake":
             run_start = t
             run_reclaimed.append(0)
+            run_switched_in = switched_in
             if switched_in is not None:
                 switch_to_run.append(t - switched_in)
                 switched_in = None
@@ -154,6 +164,9 @@ def summarise(trace: str) -> dict[str, Any]:
             if args.rstrip().endswith("gfp_flags=none"):
                 boost_wakeups += 1
         elif name == "mm_vmscan_lru_isolate":
+            if comm.startswith("kswapd") and run_switched_in is not None:
+                switch_to_batch.append(t - run_switched_in)
+                run_switched_in = None
             f = dict(kv.split("=", 1) for kv in args.split() if "=" in kv)
             row = isolate.setdefault(f"classzone {f.get('classzone', '?')}", {
                 "calls": 0, "nr_scanned": 0, "nr_skipped": 0, "nr_taken": 0})
@@ -202,6 +215,7 @@ def summarise(trace: str) -> dict[str, Any]:
         "kswapd_runs_reclaiming_under_32": sum(1 for r in run_reclaimed if r < 32),
         "wakeup_to_balance": _quantiles_us([x / 1e6 for x in wakeup_to_balance_us(trace)]),
         "switch_in_to_balance": _quantiles_us(switch_to_run),
+        "switch_in_to_first_batch": _quantiles_us(switch_to_batch),
         "wakeup_kswapd": wakeups,
         "wakeup_kswapd_gfp_none": boost_wakeups,
         "lru_isolate": dict(sorted(isolate.items())),
@@ -218,7 +232,32 @@ def summarise(trace: str) -> dict[str, Any]:
         },
         "block_plugs": _block_plugs(ev),
         "kswapd_per_page": kswapd_per_page(ev),
+        "readahead_page_gap": readahead_page_gap(trace),
     }
+
+
+def readahead_page_gap(trace: str) -> dict[str, Any]:
+    """How far apart one task's read-ahead pages are allocated: the time between each order-0
+    `mm_page_alloc` with the read-ahead mask (`__GFP_NORETRY`) and the same task's previous
+    one, for pairs less than 200 us apart (two pages of one window; the gap between windows
+    holds the disk request and the copy to the reader). The boot traces such allocations only
+    in the DMA zone (its `mm_page_alloc` filter), which serves whole windows at a time when
+    the DMA32 zone is under its low mark. The median is the figure behind `[cost]
+    readahead_alloc`; it includes the cost of tracing each allocation."""
+    last: dict[int, float] = {}
+    gaps: list[float] = []
+    for line in trace.splitlines():
+        m = _EVENT.match(line)
+        if m is None or m.group(5) != "mm_page_alloc":
+            continue
+        args = m.group(6)
+        if "order=0 " not in args or "__GFP_NORETRY" not in args:
+            continue
+        pid, t = int(m.group(2)), float(m.group(4))
+        if pid in last and t - last[pid] < 200e-6:
+            gaps.append(t - last[pid])
+        last[pid] = t
+    return _quantiles_us(gaps)
 
 
 def _block_plugs(ev: list[tuple[float, str, str, str]]) -> dict[str, Any]:

@@ -27,6 +27,12 @@ pub struct CostModel {
     pub file_write_ns: u64,
     /// Adding one page to the page cache on a miss, excluding device time.
     pub file_miss_ns: u64,
+    /// The part of `file_miss_ns` spent while a read-ahead window fills: allocating one page
+    /// and adding it to the page cache. The kernel allocates a window one page at a time, and
+    /// kswapd, woken by one of them, runs on another CPU meanwhile; with a value, a window
+    /// whose page went through the slow path yields between its pages (`filemap.rs`). A
+    /// guest's trace spaces a window's allocations 18 us apart (docs/VALIDATION.md).
+    pub readahead_alloc_ns: u64,
     /// Isolating and judging one unmapped page on an LRU list (§9 "LRU scan", 0.2-1 us).
     pub scan_unmapped_ns: u64,
     /// Isolating and judging one mapped page: the rmap walk that reads and clears its young
@@ -47,6 +53,11 @@ pub struct CostModel {
     pub compact_scan_ns: u64,
     /// Migrating one page: copy 4 KiB, update the rmap and the page table.
     pub migrate_page_ns: u64,
+    /// kswapd from being switched onto its CPU to its first LRU batch: the rest of
+    /// `kswapd_try_to_sleep`, `balance_pgdat`'s set-up, the first `pgdat_balanced` and the
+    /// scan counts. An allocation racing a woken kswapd gets that long more; a guest's trace
+    /// measures it (docs/VALIDATION.md).
+    pub balance_start_ns: u64,
     /// One `balance_pgdat` priority iteration besides the pages it scans (watermark checks,
     /// lock round trips); it keeps an iteration that scans nothing from being free.
     pub balance_iteration_ns: u64,

@@ -51,40 +51,144 @@ impl Machine {
         // one (`shrink_folio_list` keeps a folio it cannot lock). Here a page off the LRU is
         // one reclaim cannot see; inserting them as they came would let that reclaim free the
         // page being read and leave this read marking a free frame accessed.
-        let pfn = match self.alloc_pages(super::gfp::GFP_HIGHUSER_MOVABLE, 0, t) {
-            Ok(p) => p,
-            Err(a) => return a,
-        };
-        t.cost_ns += self.cfg.cost.file_miss_ns;
         let mut window = std::mem::take(&mut self.ra_window);
         window.clear();
-        let mut v = vp + 1;
-        while 1 + (window.len() as u64) < self.cfg.readahead_pages
-            && v < region_end
-            && pte_is_none(self.pte[v as usize])
-        {
-            // readahead_gfp_mask: __GFP_NORETRY, so a readahead page may enter direct reclaim
-            // once but never retries or calls the OOM killer; readahead stops at the first
-            // page it cannot get (the task does not sleep for it).
-            match self.alloc_pages(READAHEAD_GFP, 0, t) {
-                Ok(p) => window.push(p),
-                Err(_) => break,
+        let ra_alloc = self.cfg.cost.readahead_alloc_ns;
+        // A window that waited in the task (paced read-ahead) since its last attempt.
+        let mut waited = false;
+        let pfn = match t.readahead.take() {
+            // This page's last attempt yielded with its window part-filled: go on filling it.
+            Some(ra) if ra.vp == vp => {
+                // Its pages come back with the vector that held them (no copy).
+                window = ra.pages;
+                waited = true;
+                ra.first
             }
-            v += 1;
+            stale => {
+                if let Some(ra) = stale {
+                    self.readahead_free(ra);
+                }
+                match self.read_alloc(super::gfp::GFP_HIGHUSER_MOVABLE, t) {
+                    Some(Ok(p)) => {
+                        t.cost_ns += self.cfg.cost.file_miss_ns;
+                        p
+                    }
+                    Some(Err(a)) => {
+                        self.ra_window = window;
+                        return a;
+                    }
+                    None => {
+                        self.ra_window = window;
+                        return Access::Yield;
+                    }
+                }
+            }
+        };
+        // readahead_gfp_mask: __GFP_NORETRY, so a readahead page may enter direct reclaim once
+        // but never retries or calls the OOM killer; readahead stops at the first page it
+        // cannot get (the task does not sleep for it).
+        if ra_alloc == 0 {
+            let mut v = vp + 1;
+            while self.readahead_wants(window.len(), v, region_end) {
+                match self.alloc_pages(READAHEAD_GFP, 0, t) {
+                    Ok(p) => window.push(p),
+                    Err(_) => break,
+                }
+                v += 1;
+            }
+        } else if self.fill_paced(vp, pfn, &mut window, region_end, t) {
+            self.ra_window = window;
+            return Access::Yield;
         }
         self.page_cache_insert(vp, pfn);
+        let mut n = 1;
         for (i, &p) in window.iter().enumerate() {
-            self.page_cache_insert(vp + 1 + i as u32, p);
+            let at = vp + 1 + i as u32;
+            // Another task may have read this page in while the window waited.
+            if waited && pte_present(self.pte[at as usize]) {
+                self.free_pages(p, 0);
+                continue;
+            }
+            self.page_cache_insert(at, p);
+            n += 1;
         }
-        let n = 1 + window.len() as u64;
         // Every page of the window is added to the page cache and the LRU, not only the one
-        // asked for: `file_miss` each, as the readahead pages of a swap-in are charged.
-        t.cost_ns += (n - 1) * self.cfg.cost.file_miss_ns;
+        // asked for: `file_miss` each, as the readahead pages of a swap-in are charged (less
+        // the `readahead_alloc` each paid as it was allocated).
+        t.cost_ns += (n - 1) * (self.cfg.cost.file_miss_ns - ra_alloc);
         self.ra_window = window;
         self.vm.add(VmEvent::Pgpgin, 4 * n);
         let done = self.disk.submit_read(self.now + t.cost_ns, n);
         self.mark_accessed(pfn);
         Access::Block(done)
+    }
+
+    /// Whether a window of `have` read-ahead pages goes on to vpage `v`.
+    #[inline]
+    fn readahead_wants(&self, have: usize, v: u32, region_end: u32) -> bool {
+        1 + (have as u64) < self.cfg.readahead_pages
+            && v < region_end
+            && pte_is_none(self.pte[v as usize])
+    }
+
+    /// Fill a window one `readahead_alloc` at a time; true if it paused (the window is in
+    /// `t.readahead`, for the task's next step), false once it is whole or a page failed.
+    fn fill_paced(
+        &mut self,
+        vp: u32,
+        first: u32,
+        window: &mut Vec<u32>,
+        region_end: u32,
+        t: &mut TaskCtx,
+    ) -> bool {
+        let mut v = vp + 1 + window.len() as u32;
+        while self.readahead_wants(window.len(), v, region_end) {
+            let entries = t.slowpath_entries;
+            let pause = match self.read_alloc(READAHEAD_GFP, t) {
+                Some(Ok(p)) => {
+                    window.push(p);
+                    t.cost_ns += self.cfg.cost.readahead_alloc_ns;
+                    v += 1;
+                    // It went through the slow path, which woke kswapd. The kernel allocates
+                    // the window's next pages one `readahead_alloc` apart while kswapd runs on
+                    // another CPU: whether the next finds a page or enters direct reclaim
+                    // depends on how far kswapd has got.
+                    t.slowpath_entries != entries
+                        && self.readahead_wants(window.len(), v, region_end)
+                }
+                Some(Err(_)) => return false,
+                None => true,
+            };
+            if pause {
+                t.readahead = Some(PendingReadahead {
+                    vp,
+                    first,
+                    pages: std::mem::take(window),
+                });
+                return true;
+            }
+        }
+        false
+    }
+
+    /// One page for a read miss's window. With `readahead_alloc` set, a page the fast path
+    /// cannot give ends the task's step first (`None`) if the step has used time: the task
+    /// asks again at its own time, so the kswapd wake-up of the slow path happens then and not
+    /// at the start of the step, ahead of what the task did in it.
+    fn read_alloc(&mut self, gfp: super::gfp::Gfp, t: &mut TaskCtx) -> Option<Result<u32, Access>> {
+        if self.cfg.cost.readahead_alloc_ns == 0 || t.cost_ns == 0 || t.reclaiming_for(gfp, 0) {
+            return Some(self.alloc_pages(gfp, 0, t));
+        }
+        self.alloc_pages_fast(gfp, 0, t).map(Ok)
+    }
+
+    /// A task gives up a part-filled read-ahead window (it moved on, or it ends): its pages,
+    /// none of them in the page cache yet, go back to the allocator.
+    pub fn readahead_free(&mut self, ra: PendingReadahead) {
+        self.free_pages(ra.first, 0);
+        for p in ra.pages {
+            self.free_pages(p, 0);
+        }
     }
 
     fn page_cache_alloc(&mut self, vp: u32, t: &mut TaskCtx) -> Result<u32, Access> {
@@ -161,6 +265,92 @@ mod tests {
             }
         }
         unreachable!("all memory is free again")
+    }
+
+    /// `at_the_min_watermark(1)` with a read-ahead window paced by `readahead_alloc`.
+    fn paced_at_the_min_watermark() -> (Machine, u32) {
+        let (mut m, base) = at_the_min_watermark(1);
+        m.cfg.cost.file_miss_ns = 20_000;
+        m.cfg.cost.readahead_alloc_ns = 5_000;
+        (m, base)
+    }
+
+    /// Free pages in all zones.
+    fn free(m: &Machine) -> u64 {
+        (0..MAX_NR_ZONES).map(|z| m.zones[z].free_pages()).sum()
+    }
+
+    /// With `readahead_alloc`, a window's page that the fast path cannot give ends the step
+    /// before the slow path (whose kswapd wake-up then happens at the task's own time), and one
+    /// that went through the slow path ends it after: the window waits in the task, out of the
+    /// page cache, and the next attempts at the same page fill it, then read it in whole.
+    #[test]
+    fn a_paced_window_yields_around_the_slow_path_and_then_completes() {
+        let (mut m, base) = paced_at_the_min_watermark();
+        m.cfg.readahead_pages = 4;
+        let free0 = free(&m);
+        let mut t = TaskCtx::default();
+        // The page asked for comes at the min watermark; the first read-ahead page cannot
+        // come off the fast path, and the step has used time: yield before the slow path.
+        assert_eq!(
+            m.file_access(base, base + 1024, false, &mut t),
+            Access::Yield
+        );
+        let ra = t.readahead.as_ref().expect("the window waits in the task");
+        assert_eq!((ra.vp, ra.pages.len()), (base, 0));
+        assert!(
+            !pte_present(m.pte[base as usize]),
+            "not in the page cache yet"
+        );
+        assert_eq!(free(&m), free0 - 1);
+        let slowpath = m.cfg.cost.slowpath_ns;
+        assert_eq!(
+            t.cost_ns,
+            slowpath + 20_000,
+            "the page asked for, nothing more yet"
+        );
+        assert_eq!(m.vm.get(VmEvent::PgstealDirect), 0);
+        // Its next step goes into the slow path at once (direct reclaim frees the cached
+        // page), gets the page, and yields again: kswapd may run before the next one.
+        t.begin_step();
+        assert_eq!(
+            m.file_access(base, base + 1024, false, &mut t),
+            Access::Yield
+        );
+        assert!(m.vm.get(VmEvent::PgstealDirect) >= 1);
+        assert_eq!(t.readahead.as_ref().map(|r| r.pages.len()), Some(1));
+        // Then the window ends at the first page it cannot get, and is read in whole.
+        let mut steps = 0;
+        let done = loop {
+            t.begin_step();
+            match m.file_access(base, base + 1024, false, &mut t) {
+                Access::Block(at) => break at,
+                Access::Yield => steps += 1,
+                a => panic!("{a:?}"),
+            }
+            assert!(steps < 8, "the window never completed");
+        };
+        assert!(done > 0 && t.readahead.is_none());
+        let n = (base..base + 4)
+            .take_while(|&v| pte_present(m.pte[v as usize]))
+            .count() as u64;
+        assert!(n >= 2, "the page asked for and the one read-ahead page");
+        assert_eq!(m.vm.get(VmEvent::Pgpgin), 4 * n);
+    }
+
+    /// A window given up (the task moved on, or ended) leaves no page allocated.
+    #[test]
+    fn a_window_given_up_returns_its_pages() {
+        let (mut m, base) = paced_at_the_min_watermark();
+        let free0 = free(&m);
+        let mut t = TaskCtx::default();
+        assert_eq!(
+            m.file_access(base, base + 1024, false, &mut t),
+            Access::Yield
+        );
+        assert_eq!(free(&m), free0 - 1);
+        m.readahead_free(t.readahead.take().unwrap());
+        assert_eq!(free(&m), free0);
     }
 
     /// A buffered write charges `file_write` whether the page was cached or is added now (a

@@ -165,6 +165,21 @@ pub struct TaskCtx {
     /// A direct reclaim that yielded at the end of its quantum, with the request it serves
     /// (gfp, order): the task's next attempt at that allocation resumes it.
     pub reclaim: Option<(super::gfp::Gfp, u32, Box<super::vmscan::ScanControl>)>,
+    /// Entries into the allocator's slow path, counted so the read-ahead loop can tell that a
+    /// page of its window had to go there.
+    pub slowpath_entries: u32,
+    /// A read miss whose read-ahead window was still being allocated when the task yielded
+    /// (`filemap::file_access`): the next attempt at the same page goes on filling it.
+    pub readahead: Option<PendingReadahead>,
+}
+
+/// The part of a read-ahead window (`readahead_control`) allocated so far: the page asked for,
+/// its frame, and the frames of the pages after it. None of them is in the page cache yet.
+#[derive(Debug, Clone, Default)]
+pub struct PendingReadahead {
+    pub vp: u32,
+    pub first: u32,
+    pub pages: Vec<u32>,
 }
 
 impl TaskCtx {
@@ -212,8 +227,9 @@ pub enum Access {
     /// The task was chosen as the OOM victim while allocating.
     Killed,
     /// Not done yet: the allocation's direct reclaim used up its quantum
-    /// (`RECLAIM_QUANTUM_NS`); the task retries the access on its next step, which resumes
-    /// that reclaim where it stopped.
+    /// (`RECLAIM_QUANTUM_NS`), or a read-ahead window paced by `readahead_alloc` lets the
+    /// others run (`filemap.rs`); the task retries the access on its next step, which resumes
+    /// that reclaim, or that window, where it stopped.
     Yield,
 }
 

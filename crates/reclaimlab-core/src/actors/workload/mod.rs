@@ -333,6 +333,10 @@ impl Thread {
             return Step::Finished;
         }
         if self.deadline_ns.is_some_and(|d| now >= d) || self.phase == Phase::Holding {
+            // A read stopped while its read-ahead window was filling leaves no pages behind.
+            if let Some(ra) = self.ctx.readahead.take() {
+                node.readahead_free(ra);
+            }
             self.stop(now, false);
             return Step::Finished;
         }
@@ -450,7 +454,8 @@ impl Thread {
                 self.wait_ns += sleep;
                 return Some(self.yield_at(t + sleep));
             }
-            // Direct reclaim yielded: let the others run, then resume it.
+            // Direct reclaim or a paced read-ahead window yielded: let the others run, then
+            // resume it.
             Access::Yield => return Some(self.yield_at(t)),
             Access::Killed => {
                 self.stop(t, true);

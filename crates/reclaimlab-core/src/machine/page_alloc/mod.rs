@@ -119,22 +119,28 @@ impl Machine {
         self.get_page_from_freelist(0, ALLOC_WMARK_MIN, hz, mt)
     }
 
-    /// `__alloc_pages`: fast path at the low watermark, then the slow path.
+    /// `__alloc_pages`' first attempt: the fast path, at the low watermark.
     #[inline]
-    pub fn alloc_pages(&mut self, gfp: Gfp, order: u32, t: &mut TaskCtx) -> Result<u32, Access> {
-        let hz = gfp_zone(gfp);
-        let mt = gfp_migratetype(gfp);
+    pub fn alloc_pages_fast(&mut self, gfp: Gfp, order: u32, t: &mut TaskCtx) -> Option<u32> {
         let mut flags = ALLOC_WMARK_LOW;
         if gfp & gfp::__GFP_KSWAPD_RECLAIM != 0 {
             flags |= ALLOC_KSWAPD;
         }
+        let p = self.get_page_from_freelist(order, flags, gfp_zone(gfp), gfp_migratetype(gfp))?;
+        t.end_of_request();
+        Some(p)
+    }
+
+    /// `__alloc_pages`: fast path at the low watermark, then the slow path.
+    #[inline]
+    pub fn alloc_pages(&mut self, gfp: Gfp, order: u32, t: &mut TaskCtx) -> Result<u32, Access> {
         // A task in the middle of direct reclaim for this request goes on with it.
         if !t.reclaiming_for(gfp, order) {
-            if let Some(p) = self.get_page_from_freelist(order, flags, hz, mt) {
-                t.end_of_request();
+            if let Some(p) = self.alloc_pages_fast(gfp, order, t) {
                 return Ok(p);
             }
         }
+        let (hz, mt) = (gfp_zone(gfp), gfp_migratetype(gfp));
         let r = self.alloc_slowpath(gfp, order, hz, mt, t);
         if r.is_ok() {
             t.end_of_request();
@@ -180,6 +186,7 @@ impl Machine {
         if !resume {
             // A reclaim left for another request is abandoned.
             self.abandon_reclaim(t);
+            t.slowpath_entries = t.slowpath_entries.wrapping_add(1);
             t.cost_ns += self.cfg.cost.slowpath_ns;
             if alloc_flags & ALLOC_KSWAPD != 0 {
                 self.wake_all_kswapds(order, gfp, hz);

@@ -4,7 +4,7 @@
 
 use crate::machine::cost::{parse_latency_samples, LatencySamples};
 use crate::scenario::computed;
-use crate::scenario::schema::{section, Conv, Fix, Ty, Val};
+use crate::scenario::schema::{section, Conv, Fix, Rule, Ty, Val};
 use crate::scenario::units::format_size;
 use crate::scenario::{
     CostModel, DiskDevice, HostConfig, MachineType, OomConfig, SwapDevice, Sysctl, ThpDefrag,
@@ -386,6 +386,7 @@ section! {
         file_hit_ns: 300 => Key::new("file_hit", LATENCY, "buffered read of one page that hits the page cache");
         file_write_ns: 300 => Key::new("file_write", LATENCY, "buffered write of one whole page (cached or newly added): the copy, the dirtying and its share of the writeback's CPU work");
         file_miss_ns: 1_000 => Key::new("file_miss", LATENCY, "adding one page to the page cache on a miss, excluding device time");
+        readahead_alloc_ns: 0 => Key::new("readahead_alloc", LATENCY, "the part of file_miss spent allocating one read-ahead page and adding it to the page cache while the window fills; a window whose page had to enter the allocator's slow path then lets the other CPUs run between its pages; 0: a window fills at once");
         scan_unmapped_ns: 300 => Key::new("scan_unmapped", LATENCY, "isolating and judging one unmapped LRU page");
         scan_mapped_ns: 1_500 => Key::new("scan_mapped", LATENCY, "isolating and judging one mapped page (the rmap walk that reads and clears its young bits); with unmap = 0 it also stands for the unmap");
         unmap_ns: 0 => Key::new("unmap", LATENCY, "unmapping one mapped page that reclaim goes on to write or free (try_to_unmap: a second rmap walk, the PTE cleared, the TLB flushed), on top of scan_mapped; 0: part of scan_mapped");
@@ -394,6 +395,7 @@ section! {
         slowpath_ns: 1_000 => Key::new("slowpath", LATENCY, "fixed cost of one allocation slow-path entry");
         compact_scan_ns: 20 => Key::new("compact_scan", LATENCY, "compaction scanners: per page frame looked at");
         migrate_page_ns: 2_000 => Key::new("migrate_page", LATENCY, "migrating one page (copy, rmap and page-table update)");
+        balance_start_ns: 0 => Key::new("balance_start", LATENCY, "kswapd from being switched onto its CPU to its first LRU batch (the end of its sleep, balance_pgdat's set-up, the first watermark and LRU-size checks); 0: it scans at once");
         balance_iteration_ns: 1_000 => Key::new("balance_iteration", LATENCY, "one balance_pgdat priority iteration besides its scanning (watermark checks, locks)");
         wakeup_latency_ns: 20_000 => Key::new("wakeup_latency", LATENCY, "from waking kswapd to kswapd running on its CPU (scheduler wake-up latency)");
         wakeup_latency_samples: None => Key::new(
@@ -405,9 +407,28 @@ section! {
         .check(latency_samples_file);
     }
     children: [],
-    rules: [],
+    rules: [READAHEAD_ALLOC_IN_FILE_MISS],
     derived: None,
 }
+
+/// `readahead_alloc` is a part of `file_miss`, charged earlier: it cannot be the larger.
+const READAHEAD_ALLOC_IN_FILE_MISS: Rule<CostModel> = Rule {
+    name: "readahead_alloc is part of file_miss",
+    doc: "`readahead_alloc` must not exceed `file_miss`, the whole cost of a page added on a miss",
+    check: |c, _| {
+        if c.readahead_alloc_ns <= c.file_miss_ns {
+            return Ok(());
+        }
+        Err(Fix::new(
+            format!(
+                "readahead_alloc ({} ns) is more than file_miss ({} ns), of which it is a part",
+                c.readahead_alloc_ns, c.file_miss_ns
+            ),
+            "lower readahead_alloc, or raise file_miss to the whole cost of a page read in",
+        )
+        .at("readahead_alloc"))
+    },
+};
 
 /// The samples are read here, so a bad file is reported at its key rather than at run time.
 fn latency_samples_file(_: &CostModel, v: &Val) -> Result<(), Fix> {

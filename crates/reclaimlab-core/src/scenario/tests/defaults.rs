@@ -85,8 +85,8 @@ fn defaults_are_the_pinned_values() {
     assert_eq!(
         costs(&s.cost),
         [
-            20, 1000, 1000, 5000, 300, 300, 1000, 300, 1500, 0, 2000, 100, 1000, 20, 2000, 1000,
-            20_000
+            20, 1000, 1000, 5000, 300, 300, 1000, 0, 300, 1500, 0, 2000, 100, 1000, 20, 2000, 0,
+            1000, 20_000
         ]
     );
     // No measured latencies: every wake-up takes the constant.
@@ -167,6 +167,7 @@ fn costs(c: &CostModel) -> Vec<u64> {
         file_hit_ns,
         file_write_ns,
         file_miss_ns,
+        readahead_alloc_ns,
         scan_unmapped_ns,
         scan_mapped_ns,
         unmap_ns,
@@ -175,6 +176,7 @@ fn costs(c: &CostModel) -> Vec<u64> {
         slowpath_ns,
         compact_scan_ns,
         migrate_page_ns,
+        balance_start_ns,
         balance_iteration_ns,
         wakeup_latency_ns,
         wakeup_latency_samples: _,
@@ -187,6 +189,7 @@ fn costs(c: &CostModel) -> Vec<u64> {
         file_hit_ns,
         file_write_ns,
         file_miss_ns,
+        readahead_alloc_ns,
         scan_unmapped_ns,
         scan_mapped_ns,
         unmap_ns,
@@ -195,6 +198,7 @@ fn costs(c: &CostModel) -> Vec<u64> {
         slowpath_ns,
         compact_scan_ns,
         migrate_page_ns,
+        balance_start_ns,
         balance_iteration_ns,
         wakeup_latency_ns,
     ]

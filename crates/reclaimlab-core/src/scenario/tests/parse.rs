@@ -215,9 +215,14 @@ fn every_cost_key_sets_its_field() {
         if matches!(key.ty, schema::Ty::Path { .. }) {
             continue; // the latency samples file: its own test below
         }
-        let text = format!("[cost]\n{} = \"{}ns\"\n{MINIMAL}", key.name, 1000 + i);
-        let s = parse_str(&text, "t.toml").unwrap();
+        let mut text = format!("[cost]\n{} = \"{}ns\"\n", key.name, 1000 + i);
         let mut want = CostModel::default();
+        if key.name == "readahead_alloc" {
+            // A part of file_miss, which must be at least as large.
+            text.push_str("file_miss = \"1ms\"\n");
+            want.file_miss_ns = 1_000_000;
+        }
+        let s = parse_str(&format!("{text}{MINIMAL}"), "t.toml").unwrap();
         key.store(&mut want, schema::Val::U(1000 + i as u64));
         assert_eq!(s.cost, want, "{}", key.name);
     }
@@ -521,4 +526,23 @@ fn a_swap_plug_smaller_than_a_page_is_refused() {
         let s = parse_str(&format!("[swap]\nmax_request = {ok}\n{MINIMAL}"), "t").unwrap();
         assert!(s.swap.max_request_bytes == 0 || s.swap.max_request_bytes >= 4096);
     }
+}
+
+/// `readahead_alloc` is the part of `file_miss` charged while a window fills: a value above
+/// the whole is refused at the key, with what to change.
+#[test]
+fn readahead_alloc_cannot_exceed_file_miss() {
+    let e = parse_str(
+        &format!("[cost]\nfile_miss = \"20us\"\nreadahead_alloc = \"30us\"\n{MINIMAL}"),
+        "t",
+    )
+    .unwrap_err();
+    assert_eq!(e.field, "cost.readahead_alloc");
+    assert!(e.message.contains("more than file_miss"), "{}", e.message);
+    let s = parse_str(
+        &format!("[cost]\nfile_miss = \"20us\"\nreadahead_alloc = \"20us\"\n{MINIMAL}"),
+        "t",
+    )
+    .unwrap();
+    assert_eq!(s.cost.readahead_alloc_ns, 20_000);
 }

@@ -175,6 +175,7 @@ fn cost_fields(s: &CostModel) -> Vec<(&'static str, String)> {
             file_hit_ns,
             file_write_ns,
             file_miss_ns,
+            readahead_alloc_ns,
             scan_unmapped_ns,
             scan_mapped_ns,
             unmap_ns,
@@ -183,6 +184,7 @@ fn cost_fields(s: &CostModel) -> Vec<(&'static str, String)> {
             slowpath_ns,
             compact_scan_ns,
             migrate_page_ns,
+            balance_start_ns,
             balance_iteration_ns,
             wakeup_latency_ns,
             wakeup_latency_samples

@@ -173,6 +173,8 @@ fn generated_scenarios_round_trip() {
                 key.store(&mut s.cost, schema::Val::U(next(10 * NS_PER_MS)));
             }
         }
+        // A part of file_miss (the cost section's rule).
+        s.cost.readahead_alloc_ns = next(s.cost.file_miss_ns + 1);
         s.oom.allowed = true;
         s.oom.reaper_delay_ns = next(NS_PER_SEC);
         s.policy = Default::default();

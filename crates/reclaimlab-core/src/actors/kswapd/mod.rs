@@ -46,6 +46,9 @@ struct BalanceRun {
     /// The iteration whose `shrink_node` yielded at the end of its quantum: what it had
     /// reclaimed before, whether it may still raise the priority, and its order-zero rule.
     resume: Option<Iteration>,
+    /// The first iteration, checked when the run began and waiting out `balance_start`
+    /// before its `shrink_node`.
+    started: Option<Iteration>,
 }
 
 /// The state of one `balance_pgdat` priority iteration carried across a preempted
@@ -337,15 +340,31 @@ impl Kswapd {
             zone_boosts,
             boosted: nr_boost_reclaim > 0,
             resume: None,
+            started: None,
         };
-        self.state = State::Balancing(Box::new(run));
-        Next::At(node.now)
+        let start = node.cfg.cost.balance_start_ns;
+        if start == 0 {
+            self.state = State::Balancing(Box::new(run));
+            return Next::At(node.now);
+        }
+        // The run's first checks come as it begins; then it takes `balance_start` to reach its
+        // first LRU batch (the set-up, the scan counts), which goes ahead even if a direct
+        // reclaim meanwhile balanced the node. An allocation racing kswapd gets that long.
+        match self.balance_check(node, Box::new(run)) {
+            Ok((mut run, it)) => {
+                run.started = Some(it);
+                // The checks' own cost (the anon aging) is charged with the wait.
+                self.cost_ns += start + run.sc.cost_ns;
+                self.state = State::Balancing(run);
+                Next::At(node.now + start)
+            }
+            Err(next) => next,
+        }
     }
 
     /// One iteration of `balance_pgdat`'s priority loop, or the rest of one whose
     /// `shrink_node` yielded.
     fn balance_step(&mut self, node: &mut Machine, mut run: Box<BalanceRun>) -> Next {
-        let hz = run.hz;
         let sc = &mut run.sc;
         // Cost is per step: events and I/O are stamped at `node.now + sc.cost_ns`.
         sc.cost_ns = 0;
@@ -355,6 +374,27 @@ impl Kswapd {
             node.shrink_node(sc);
             return self.after_shrink_node(node, run, it);
         }
+        let (mut run, it) = match run.started.take() {
+            Some(it) => (run, it),
+            None => match self.balance_check(node, run) {
+                Ok(checked) => checked,
+                Err(next) => return next,
+            },
+        };
+        kswapd_shrink_node(node, &mut run.sc);
+        self.after_shrink_node(node, run, it)
+    }
+
+    /// The head of a priority iteration: the balance and boost checks and the anon aging.
+    /// `Err` when the run ends or restarts here (the state is set), else the iteration to
+    /// shrink for.
+    fn balance_check(
+        &mut self,
+        node: &mut Machine,
+        mut run: Box<BalanceRun>,
+    ) -> Result<(Box<BalanceRun>, Iteration), Next> {
+        let hz = run.hz;
+        let sc = &mut run.sc;
         let reclaimed_before = sc.nr_reclaimed;
         let mut raise_priority = true;
         sc.reclaim_idx = hz;
@@ -364,10 +404,10 @@ impl Kswapd {
             run.nr_boost_reclaim = 0;
             sc.priority = DEF_PRIORITY;
             self.state = State::Balancing(run);
-            return Next::At(node.now + node.cfg.cost.balance_iteration_ns);
+            return Err(Next::At(node.now + node.cfg.cost.balance_iteration_ns));
         }
         if run.nr_boost_reclaim == 0 && balanced {
-            return self.balance_out(node, run);
+            return Err(self.balance_out(node, run));
         }
         if run.nr_boost_reclaim > 0 && sc.priority == DEF_PRIORITY - 2 {
             raise_priority = false;
@@ -384,8 +424,7 @@ impl Kswapd {
             raise_priority,
             order_zero: self.looping.order_zero_after_compact_gap(),
         };
-        kswapd_shrink_node(node, sc);
-        self.after_shrink_node(node, run, it)
+        Ok((run, it))
     }
 
     /// The rest of a priority iteration once its `shrink_node` has run (or yielded).
@@ -537,79 +576,4 @@ impl Actor for Kswapd {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::wakeup_latency;
-    use crate::machine::cost::LatencySamples;
-
-    fn machine(seed: u64) -> crate::machine::Machine {
-        let text = "name = \"t\"\n[host]\nram = \"64MiB\"\n[cost]\nwakeup_latency = \"400us\"\n\
-                    [[workload]]\nname = \"w\"\nanon = { size = \"1MiB\" }\n";
-        let scn = crate::scenario::parse_str(text, "t.toml").unwrap();
-        crate::run::host_machine(&scn, seed, false).unwrap()
-    }
-
-    /// core-mm §4.4: awake, kswapd runs with the pressure vmstat threshold on the zones that
-    /// have a drift mark (the 512 MiB guest's DMA: 2 instead of 4) and restores the normal one
-    /// before its full sleep; DMA32, without a drift mark, keeps its 12 throughout.
-    #[test]
-    fn an_awake_kswapd_lowers_the_vmstat_threshold_of_drift_mark_zones() {
-        use super::{Kswapd, Next};
-        let text = "name = \"t\"\n[host]\nram = \"512MiB\"\ncpus = 2\nvmstat_drift = true\n\
-                    [cost]\nwakeup_latency = \"0us\"\n\
-                    [[workload]]\nname = \"w\"\nanon = { size = \"1MiB\" }\n";
-        let scn = crate::scenario::parse_str(text, "t.toml").unwrap();
-        let mut m = crate::run::host_machine(&scn, 1, false).unwrap();
-        let mut k = Kswapd::new(
-            crate::policy::kswapd_loop::SWITCH.make("v6.1"),
-            crate::policy::kcompactd::SWITCH.make("v6.1"),
-        );
-        let thresholds = |m: &crate::machine::Machine| {
-            (
-                m.zones[0].free_area.stat.threshold(),
-                m.zones[1].free_area.stat.threshold(),
-            )
-        };
-        assert_eq!(thresholds(&m), (4, 12));
-        let mut next = k.wake(&mut m);
-        assert_eq!(thresholds(&m), (2, 12));
-        // The node is balanced: one balance_pgdat, the nap, then the full sleep.
-        while let Next::At(t) = next {
-            m.now = t;
-            next = k.step(&mut m);
-        }
-        assert!(k.is_asleep());
-        assert_eq!(thresholds(&m), (4, 12));
-    }
-
-    #[test]
-    fn wakeup_latency_is_the_constant_without_samples() {
-        let mut m = machine(1);
-        assert_eq!(wakeup_latency(&mut m), 400_000);
-        assert_eq!(wakeup_latency(&mut m), 400_000);
-    }
-
-    #[test]
-    fn wakeup_latency_draws_the_measured_samples_per_seed() {
-        let samples = LatencySamples {
-            path: "x".into(),
-            ns: vec![30_000, 90_000, 4_000_000],
-        };
-        let draws = |seed| {
-            let mut m = machine(seed);
-            m.cfg.cost.wakeup_latency_samples = Some(samples.clone());
-            (0..300)
-                .map(|_| wakeup_latency(&mut m))
-                .collect::<Vec<u64>>()
-        };
-        let a = draws(1);
-        // Only measured values, each of them drawn, about a third of the time each.
-        for &v in &samples.ns {
-            let n = a.iter().filter(|&&x| x == v).count();
-            assert!((70..=130).contains(&n), "{v} drawn {n} times of 300");
-        }
-        assert_eq!(a.len(), 300);
-        // Deterministic for a seed; another seed draws another sequence.
-        assert_eq!(draws(1), a);
-        assert_ne!(draws(2), a);
-    }
-}
+mod tests;
