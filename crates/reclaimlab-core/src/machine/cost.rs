@@ -93,6 +93,18 @@ impl LatencySamples {
     }
 }
 
+impl CostModel {
+    /// How long a wake-up of kswapd takes to get it running: a draw from `rng` (the machine's
+    /// own wake-up stream) among the measured samples when the scenario gives them, else the
+    /// constant `wakeup_latency_ns` (and then `rng` is left alone).
+    pub fn kswapd_wakeup_latency(&self, rng: &mut crate::engine::Rng) -> u64 {
+        match &self.wakeup_latency_samples {
+            Some(s) if !s.ns.is_empty() => s.draw(rng.next_u64()),
+            _ => self.wakeup_latency_ns,
+        }
+    }
+}
+
 /// The `latencies_us` list of a JSON object, in nanoseconds.
 pub fn parse_latency_samples(text: &str) -> Result<Vec<u64>, String> {
     let v: serde_json::Value =
@@ -129,6 +141,47 @@ mod tests {
         assert_eq!(s.draw(0), 90_000);
         assert_eq!(s.draw(u64::MAX / 3 + 1), 2_500);
         assert_eq!(s.draw(u64::MAX), 4_083_000);
+    }
+
+    fn cost(samples: Option<Vec<u64>>) -> CostModel {
+        let s = "name = \"t\"\n[host]\nram = \"64MiB\"\n[cost]\nwakeup_latency = \"400us\"\n\
+                 [[workload]]\nname = \"w\"\nanon = { size = \"1MiB\" }\n";
+        let mut c = crate::scenario::parse_str(s, "t.toml").unwrap().cost;
+        c.wakeup_latency_samples = samples.map(|ns| LatencySamples {
+            path: "x".into(),
+            ns,
+        });
+        c
+    }
+
+    #[test]
+    fn wakeup_latency_is_the_constant_without_samples() {
+        let c = cost(None);
+        let mut rng = crate::engine::Rng::for_actor(1, "kswapd-wakeup");
+        assert_eq!(c.kswapd_wakeup_latency(&mut rng), 400_000);
+        assert_eq!(c.kswapd_wakeup_latency(&mut rng), 400_000);
+    }
+
+    #[test]
+    fn wakeup_latency_draws_the_measured_samples_per_seed() {
+        let ns = vec![30_000, 90_000, 4_000_000];
+        let c = cost(Some(ns.clone()));
+        let draws = |seed| {
+            let mut rng = crate::engine::Rng::for_actor(seed, "kswapd-wakeup");
+            (0..300)
+                .map(|_| c.kswapd_wakeup_latency(&mut rng))
+                .collect::<Vec<u64>>()
+        };
+        let a = draws(1);
+        // Only measured values, each of them drawn, about a third of the time each.
+        for &v in &ns {
+            let n = a.iter().filter(|&&x| x == v).count();
+            assert!((70..=130).contains(&n), "{v} drawn {n} times of 300");
+        }
+        assert_eq!(a.len(), 300);
+        // Deterministic for a seed; another seed draws another sequence.
+        assert_eq!(draws(1), a);
+        assert_ne!(draws(2), a);
     }
 
     #[test]

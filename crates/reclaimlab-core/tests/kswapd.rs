@@ -1,32 +1,24 @@
-//! kswapd's own checks: its wake-up latency, its vmstat threshold while awake, and the start
-//! of a run (`balance_start`).
+//! kswapd driven step by step on a machine built from a scenario: its vmstat threshold while
+//! awake, and the start of a run (`[cost] balance_start`). An integration test: the actor's own
+//! unit tests may not reach up to the scenario parser and the machine builder.
 
-use super::wakeup_latency;
-use crate::machine::cost::LatencySamples;
-
-fn machine(seed: u64) -> crate::machine::Machine {
-    let text = "name = \"t\"\n[host]\nram = \"64MiB\"\n[cost]\nwakeup_latency = \"400us\"\n\
-                [[workload]]\nname = \"w\"\nanon = { size = \"1MiB\" }\n";
-    let scn = crate::scenario::parse_str(text, "t.toml").unwrap();
-    crate::run::host_machine(&scn, seed, false).unwrap()
-}
+use reclaimlab_core::actors::kswapd::{Kswapd, Next};
 
 /// core-mm §4.4: awake, kswapd runs with the pressure vmstat threshold on the zones that
 /// have a drift mark (the 512 MiB guest's DMA: 2 instead of 4) and restores the normal one
 /// before its full sleep; DMA32, without a drift mark, keeps its 12 throughout.
 #[test]
 fn an_awake_kswapd_lowers_the_vmstat_threshold_of_drift_mark_zones() {
-    use super::{Kswapd, Next};
     let text = "name = \"t\"\n[host]\nram = \"512MiB\"\ncpus = 2\nvmstat_drift = true\n\
                 [cost]\nwakeup_latency = \"0us\"\n\
                 [[workload]]\nname = \"w\"\nanon = { size = \"1MiB\" }\n";
-    let scn = crate::scenario::parse_str(text, "t.toml").unwrap();
-    let mut m = crate::run::host_machine(&scn, 1, false).unwrap();
+    let scn = reclaimlab_core::scenario::parse_str(text, "t.toml").unwrap();
+    let mut m = reclaimlab_core::run::host_machine(&scn, 1, false).unwrap();
     let mut k = Kswapd::new(
-        crate::policy::kswapd_loop::SWITCH.make("v6.1"),
-        crate::policy::kcompactd::SWITCH.make("v6.1"),
+        reclaimlab_core::policy::kswapd_loop::SWITCH.make("v6.1"),
+        reclaimlab_core::policy::kcompactd::SWITCH.make("v6.1"),
     );
-    let thresholds = |m: &crate::machine::Machine| {
+    let thresholds = |m: &reclaimlab_core::machine::Machine| {
         (
             m.zones[0].free_area.stat.threshold(),
             m.zones[1].free_area.stat.threshold(),
@@ -49,19 +41,20 @@ fn an_awake_kswapd_lowers_the_vmstat_threshold_of_drift_mark_zones() {
 /// batch; without it the batch's step itself decides, and finds the node balanced.
 #[test]
 fn balance_start_delays_the_first_batch_not_the_decision_to_reclaim() {
-    use super::{Kswapd, Next};
-    use crate::machine::memory::{Access, TaskCtx};
-    use crate::machine::vmstat::VmEvent;
-    use crate::machine::watermark::{alloc_flags::ALLOC_NO_WATERMARKS, MIGRATE_UNMOVABLE};
-    use crate::machine::MAX_NR_ZONES;
+    use reclaimlab_core::machine::memory::{Access, TaskCtx};
+    use reclaimlab_core::machine::vmstat::VmEvent;
+    use reclaimlab_core::machine::watermark::{
+        alloc_flags::ALLOC_NO_WATERMARKS, MIGRATE_UNMOVABLE,
+    };
+    use reclaimlab_core::machine::MAX_NR_ZONES;
     let first_batch = |start: &str| {
         let text = format!(
             "name = \"t\"\n[host]\nram = \"256MiB\"\npcp_lists = false\n\
              [cost]\nwakeup_latency = \"0us\"\nbalance_start = \"{start}\"\n\
              [[workload]]\nname = \"w\"\nanon = {{ size = \"1MiB\" }}\n"
         );
-        let scn = crate::scenario::parse_str(&text, "t.toml").unwrap();
-        let mut m = crate::run::host_machine(&scn, 1, false).unwrap();
+        let scn = reclaimlab_core::scenario::parse_str(&text, "t.toml").unwrap();
+        let mut m = reclaimlab_core::run::host_machine(&scn, 1, false).unwrap();
         // 32 MiB of clean page cache, then every free page held by the kernel.
         let task = m.add_task("reader", 0);
         let r = m.add_region(task, 8192, false).unwrap();
@@ -71,7 +64,7 @@ fn balance_start_delays_the_first_batch_not_the_decision_to_reclaim() {
             ..TaskCtx::default()
         };
         for vp in base..base + 8192 {
-            if !crate::machine::memory::pte_present(m.pte[vp as usize]) {
+            if !reclaimlab_core::machine::memory::pte_present(m.pte[vp as usize]) {
                 let a = m.file_access(vp, base + 8192, false, &mut t);
                 assert!(matches!(a, Access::Block(_)), "{a:?}");
             }
@@ -89,8 +82,8 @@ fn balance_start_delays_the_first_batch_not_the_decision_to_reclaim() {
             z.watermark_boost = 0;
         }
         let mut k = Kswapd::new(
-            crate::policy::kswapd_loop::SWITCH.make("v6.1"),
-            crate::policy::kcompactd::SWITCH.make("v6.1"),
+            reclaimlab_core::policy::kswapd_loop::SWITCH.make("v6.1"),
+            reclaimlab_core::policy::kcompactd::SWITCH.make("v6.1"),
         );
         m.now = 1_000_000;
         let Next::At(at) = k.wake(&mut m) else {
@@ -117,36 +110,4 @@ fn balance_start_delays_the_first_batch_not_the_decision_to_reclaim() {
         "the batch decided on at the start of the run was skipped"
     );
     assert_eq!(first_batch("0us"), (0, 0));
-}
-
-#[test]
-fn wakeup_latency_is_the_constant_without_samples() {
-    let mut m = machine(1);
-    assert_eq!(wakeup_latency(&mut m), 400_000);
-    assert_eq!(wakeup_latency(&mut m), 400_000);
-}
-
-#[test]
-fn wakeup_latency_draws_the_measured_samples_per_seed() {
-    let samples = LatencySamples {
-        path: "x".into(),
-        ns: vec![30_000, 90_000, 4_000_000],
-    };
-    let draws = |seed| {
-        let mut m = machine(seed);
-        m.cfg.cost.wakeup_latency_samples = Some(samples.clone());
-        (0..300)
-            .map(|_| wakeup_latency(&mut m))
-            .collect::<Vec<u64>>()
-    };
-    let a = draws(1);
-    // Only measured values, each of them drawn, about a third of the time each.
-    for &v in &samples.ns {
-        let n = a.iter().filter(|&&x| x == v).count();
-        assert!((70..=130).contains(&n), "{v} drawn {n} times of 300");
-    }
-    assert_eq!(a.len(), 300);
-    // Deterministic for a seed; another seed draws another sequence.
-    assert_eq!(draws(1), a);
-    assert_ne!(draws(2), a);
 }

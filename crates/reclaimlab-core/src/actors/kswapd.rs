@@ -124,15 +124,6 @@ pub struct Kswapd {
     cost_ns: u64,
 }
 
-/// How long a wake-up of kswapd takes to get it running: a draw from the measured samples
-/// when the scenario gives them, else the constant `[cost] wakeup_latency`.
-fn wakeup_latency(node: &mut Machine) -> u64 {
-    match &node.cfg.cost.wakeup_latency_samples {
-        Some(s) if !s.ns.is_empty() => s.draw(node.wakeup_rng.next_u64()),
-        _ => node.cfg.cost.wakeup_latency_ns,
-    }
-}
-
 impl Kswapd {
     /// kswapd starts fully asleep (the host has settled before the scenario begins); the
     /// node must be marked waiting (`KswapdNode::waiting`) to match.
@@ -166,7 +157,7 @@ impl Kswapd {
     /// `kswapd_order` once it runs).
     pub fn wake(&mut self, node: &mut Machine) -> Next {
         if matches!(self.state, State::Napping { .. } | State::Asleep { .. }) {
-            let latency = wakeup_latency(node);
+            let latency = node.cfg.cost.kswapd_wakeup_latency(&mut node.wakeup_rng);
             if latency == 0 {
                 return self.wake_now(node);
             }
@@ -574,6 +565,3 @@ impl Actor for Kswapd {
         self
     }
 }
-
-#[cfg(test)]
-mod tests;
