@@ -81,12 +81,31 @@ class Page:
         self.blocks.append(f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
 
     def checks(self, checks: Sequence[Mapping[str, Any]]) -> None:
+        """A situation's checks: the verdict line of each, then (when any check has a figure,
+        a band or a sweep) a table of verdict, measured, figure, ratio, band, role, holds."""
         items = "".join(
             f'<li class="{"pass" if c["passed"] else "fail"}"><b>{"PASS" if c["passed"] else "FAIL"}</b> '
             f'{esc(c["claim"])} <span class="detail">({esc(c["detail"])})</span></li>'
             for c in checks
         )
         self.blocks.append(f'<ul class="checks">{items}</ul>')
+        if any(c.get("band") is not None or c.get("holds") is not None or c.get("figure") is not None
+               for c in checks):
+            self.table(["check", "verdict", "measured", "figure", "ratio", "band", "role", "holds"],
+                       [_check_row(c) for c in checks])
+
+    def svg(self, text: str, caption: str = "") -> None:
+        """A figure drawn elsewhere (matplotlib), inlined so the page stays self-contained:
+        its XML prologue and namespace declarations dropped (HTML places an inline <svg> in the
+        SVG namespace), scripts refused."""
+        start = text.find("<svg")
+        body = text[start:] if start >= 0 else ""
+        if not body or re.search(r"<\s*script", body, re.I):
+            self.p(f"(figure not shown: {caption or 'not an SVG file'})", "note")
+            return
+        body = re.sub(r'\s+xmlns(:xlink)?="[^"]*"', "", body, count=2)
+        cap = f"<figcaption>{esc(caption)}</figcaption>" if caption else ""
+        self.blocks.append(f'<figure class="sensitivity">{body}{cap}</figure>')
 
     def chart(self, slug: str, chart: Any) -> None:
         """Add an altair chart (or None: nothing to draw)."""
@@ -146,6 +165,24 @@ class Page:
         return written
 
 
+def _check_row(c: Mapping[str, Any]) -> list[Any]:
+    """One check as a row of the checks table (blank where a check has no such field)."""
+    band, holds = c.get("band"), c.get("holds")
+    ratio = c.get("ratio")
+    return [c.get("id") or c["claim"], "PASS" if c["passed"] else "FAIL",
+            _short(c.get("measured")), c.get("figure"),
+            c.get("zero") if ratio is None and c.get("zero") else ratio,
+            "" if band is None else f"[{_cell(band[0])}, {_cell(band[1])}]",
+            c.get("role", ""),
+            "" if holds is None else f"holds at {holds['n']} of {holds['of']} points"]
+
+
+def _short(value: Any) -> Any:
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_cell(v) for v in value)
+    return value
+
+
 def esc(text: Any) -> str:
     return html.escape(str(text), quote=True)
 
@@ -187,6 +224,7 @@ td:first-child { text-align: left; }
 th { background: #f3f3f3; } pre { background: #f7f7f7; padding: 0.5em; overflow-x: auto; font-size: 0.8em; }
 .checks { list-style: none; padding-left: 0; } .pass b { color: #17803d; } .fail b { color: #c0392b; }
 .detail { color: #666; } .note { color: #555; font-size: 0.9em; }
+figure.sensitivity svg { max-width: 100%; height: auto; }
 """
 
 # Renders every chart as SVG and records the outcome on the page itself.
@@ -469,6 +507,8 @@ def reproduction_page(manifests: Sequence[tuple[Path, Mapping[str, Any]]]) -> Pa
             page.h(3, sit["title"])
             page.p(sit["story"])
             page.checks(sit["checks"])
+            for sens in sit.get("sensitivity", []):
+                _sensitivity(page, root, sens)
             labels = [r["label"] for r in sit["runs"]]
             if sit.get("thread"):
                 rows = []
@@ -509,6 +549,23 @@ def reproduction_page(manifests: Sequence[tuple[Path, Mapping[str, Any]]]) -> Pa
                     page.chart(slug, chart)
                 page.row_end()
     return page
+
+
+def _sensitivity(page: Page, root: Path, sens: Mapping[str, Any]) -> None:
+    """A sensitivity sweep of a reproduction: the range and why, the table per point, the
+    count of points where the claim holds, and the plot (an SVG beside the manifest)."""
+    holds = sens.get("holds") or {}
+    page.h(4, f"Sensitivity: {sens['title']} (holds at {holds.get('n')} of {holds.get('of')} points)")
+    if sens.get("range"):
+        page.p(sens["range"], "note")
+    page.pre(sens.get("table", ""))
+    plot = sens.get("plot")
+    if plot:
+        path = root / plot
+        try:
+            page.svg(path.read_text(encoding="utf-8"), sens["title"])
+        except OSError as e:
+            page.p(f"(plot {path} unreadable: {e.strerror})", "note")
 
 
 #: The manifest a reproduction writes in its root.

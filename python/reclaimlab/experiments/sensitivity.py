@@ -1,0 +1,196 @@
+"""Sensitivity of a reproduction's claim to a knob the thread does not fix.
+
+A knob chosen by the model (a machine size, a workload's pace, a log size) is not a point but
+a range: :func:`sweep_knob` runs a scenario over the cartesian product of the knob's values
+(and any policy axis) and seeds through the sweep machinery (:func:`reclaimlab.sweep.plan` and
+:func:`reclaimlab.sweep.execute`: the engine checks every key first, the runs go to the local
+process pool, each finished run into the result store, so a re-run computes nothing twice),
+and returns one row per run. :func:`sensitivity_table` says at how many of the points the
+claim holds, :func:`sensitivity_plot` draws the figure per point against the claim's band, and
+:func:`sensitivity_record` is the entry the HTML report shows (table and plot).
+
+The sweep's directory (``out``) is an ordinary sweep directory (``sweep.toml``,
+``scenario.toml``, ``summary.parquet``, ``sweep.json``): ``reclaimlab report`` draws it too.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from .. import sweep as sweeps
+from ..results import load_run, write_text_atomic
+from ..store import Store
+from ..tables import markdown_table
+
+#: A sweep's directory under the reproduction's root.
+SENSITIVITY_DIR = "sensitivity"
+
+
+def _toml(data: Mapping[str, Any]) -> str:
+    import tomli_w
+
+    return tomli_w.dumps(dict(data))
+
+
+def sweep_knob(store: Store, name: str, base: dict[str, Any], axes: dict[str, list],
+               seeds: Iterable[int] = range(1, 6), workers: int | None = None,
+               on_run: Callable[[str, str], None] | None = None, *,
+               metrics: Callable[[Any], Mapping[str, Any]] | None = None,
+               out: str | os.PathLike | None = None):
+    """Run scenario ``base`` over ``axes`` (dotted scenario keys -> values) x ``seeds`` into
+    ``store``; a pandas DataFrame with one row per run, in plan order: the axis values,
+    ``seed``, ``status``, ``key``, the run's headline and vmstat counters, and what
+    ``metrics(run)`` adds (``run`` is :func:`reclaimlab.results.load_run` of the entry).
+
+    ``name`` names the sweep (its directory: ``out``, default a temporary directory removed
+    afterwards). ``on_run(label, status)`` is told of each run ("reused", "done" or "failed").
+    Takes the store's write lock unless the caller holds it. A bad axis key or value raises
+    :class:`reclaimlab.sweep.SweepError` naming it."""
+    import pandas as pd
+
+    seeds = [int(s) for s in seeds]
+    if not seeds:
+        raise ValueError(f"sensitivity sweep {name}: no seeds")
+    if not axes or any(not isinstance(v, list) or not v for v in axes.values()):
+        raise ValueError(f"sensitivity sweep {name}: every axis needs a non-empty list of values")
+    tmp = None
+    if out is None:
+        tmp = tempfile.TemporaryDirectory(prefix=f"reclaimlab-sens-{name}-")
+        out = tmp.name
+    d = Path(out)
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(d / "scenario.toml", _toml(base))
+        write_text_atomic(d / "sweep.toml", _toml(
+            {"scenario": "scenario.toml", "seeds": seeds, "axes": axes}))
+        sw = sweeps.load(d / "sweep.toml")
+        jobs = sweeps.plan(sw)
+
+        ran: set[int] = set()
+
+        def event(kind: str, *args: Any) -> None:
+            if kind in ("done", "failed"):
+                ran.add(args[0].index)
+                if on_run is not None:
+                    on_run(args[0].label, kind)
+
+        def run_all() -> Any:
+            got = sweeps.execute(jobs, store, d, sw.columns, workers=workers, on_event=event)
+            sweeps.write_manifest(d, sw, store)
+            return got
+
+        if store.locked:
+            outcome = run_all()
+        else:
+            with store.writing(f"reclaimlab sensitivity {name}"):
+                outcome = run_all()
+        rows = []
+        for job in jobs:
+            row = dict(outcome.rows.get(job.index) or {"seed": job.seed, "status": "missing"})
+            row.update(job.point)
+            row["key"] = job.key
+            if on_run is not None and job.index not in ran:
+                on_run(job.label, "reused")
+            if row.get("status") == "ok":
+                run = load_run(store.path(job.key))
+                for k, v in run.vmstat.items():
+                    row.setdefault(k, v)
+                if metrics is not None:
+                    row.update(metrics(run))
+            rows.append(row)
+        return pd.DataFrame(rows)
+    finally:
+        if tmp is not None:
+            tmp.cleanup()
+
+
+def _value(v: Any) -> float:
+    try:
+        x = float(v)
+    except (TypeError, ValueError):
+        return math.nan
+    return x
+
+
+def sensitivity_table(df, knob: str, value_col: str,
+                      verdict: Callable[[float], bool]) -> tuple[list[str], tuple[int, int]]:
+    """Markdown lines of a table, one row per value of ``knob``: ``value_col`` of each seed and
+    at how many seeds ``verdict(value)`` holds; and (points where it holds, points). A run
+    without the value (failed, or NaN) counts as a point where the claim does not hold."""
+    seeds = sorted(df["seed"].unique())
+    rows, n, m = [], 0, 0
+    for value, sub in df.groupby(knob, sort=False):
+        by_seed = {int(r["seed"]): _value(r[value_col]) for _, r in sub.iterrows()}
+        ok = [not math.isnan(v) and bool(verdict(v)) for v in by_seed.values()]
+        n, m = n + sum(ok), m + len(ok)
+        rows.append([str(value), *[_fmt(by_seed.get(int(s), math.nan)) for s in seeds],
+                     f"{sum(ok)} of {len(ok)}"])
+    headers = [knob, *[f"seed {s}" for s in seeds], "holds"]
+    lines = [markdown_table(headers, rows), "", f"Holds at {n} of {m} points."]
+    return lines, (n, m)
+
+
+def _fmt(v: float) -> str:
+    if math.isnan(v):
+        return "-"
+    if v == 0 or abs(v) >= 100:
+        return f"{v:,.0f}"
+    return f"{v:.3g}"
+
+
+def sensitivity_plot(df, knob: str, value_col: str, path: str | os.PathLike,
+                     band: tuple[float, float] | None = None, title: str = "") -> Path:
+    """``value_col`` of each run against the values of ``knob`` (one mark per seed, their
+    median joined by a line), with the claim's band shaded; written to ``path`` as SVG or PNG
+    (by its suffix) with altair and vl-convert, as the HTML report draws its charts."""
+    import altair as alt
+    import pandas as pd
+    import vl_convert as vlc
+
+    path = Path(path)
+    order = list(dict.fromkeys(df[knob].astype(str)))
+    d = pd.DataFrame({"x": df[knob].astype(str), "seed": df["seed"].astype(int),
+                      "y": [_value(v) for v in df[value_col]]}).dropna()
+    finite = list(d["y"])
+    lows = [b for b in (band or ()) if b > 0]
+    log = bool(finite) and min(finite) > 0 and max(finite + lows) / min(finite + lows) > 100
+    y_scale = alt.Scale(type="log") if log else alt.Scale(zero=False)
+    x = alt.X("x:N", sort=order, title=knob)
+    y = alt.Y("y:Q", title=value_col + (" (log)" if log else ""), scale=y_scale)
+    layers = []
+    if band is not None:
+        lo, hi = band
+        if log and lo <= 0:
+            lo = min(finite + lows) / 10
+        layers.append(alt.Chart(pd.DataFrame({"lo": [lo], "hi": [hi]})).mark_rect(
+            color="#27ae60", opacity=0.15).encode(y=alt.Y("lo:Q", scale=y_scale), y2="hi:Q"))
+    layers.append(alt.Chart(d).mark_point(filled=True, size=30).encode(
+        x=x, y=y, color=alt.Color("seed:N"), tooltip=["x:N", "seed:N", "y:Q"]))
+    med = d.groupby("x", sort=False)["y"].median().reset_index()
+    layers.append(alt.Chart(med).mark_line(color="#555").encode(x=x, y=y))
+    chart = alt.layer(*layers).properties(
+        title=title or f"{value_col} along {knob}", width=320, height=200)
+    spec = chart.to_dict()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.suffix == ".png":
+        path.write_bytes(vlc.vegalite_to_png(spec, scale=2))
+    else:
+        write_text_atomic(path, vlc.vegalite_to_svg(spec))
+    return path
+
+
+def sensitivity_record(title: str, knob: str, value_col: str, lines: Sequence[str],
+                       holds: tuple[int, int], plot: str | os.PathLike | None, root: Path,
+                       *, range_note: str = "", check: str = "") -> dict[str, Any]:
+    """A sweep as the HTML report's manifest lists it under its situation (the ``sensitivity``
+    list of :func:`.checks.close_situation`): title, why this range, the table's Markdown, at
+    how many points the claim holds, and the plot (relative to ``root``)."""
+    return {"title": title, "knob": knob, "value": value_col, "check": check,
+            "range": range_note, "table": "\n".join(lines),
+            "holds": {"n": holds[0], "of": holds[1]},
+            "plot": None if plot is None else os.path.relpath(Path(plot), root)}

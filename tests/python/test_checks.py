@@ -1,0 +1,141 @@
+"""The reproductions' checks (issue 32): a two-sided band passes inside and fails on either
+side, a zero on one side is said in words and fails, a sweep's check counts its points, every
+field reaches report.json and the HTML report; and a sensitivity sweep runs through the sweep
+machinery and the store (a second sweep computes nothing)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import tiny_dict
+
+from reclaimlab.experiments import checks as ck
+from reclaimlab.experiments import sensitivity as sens
+from reclaimlab.report import Page
+from reclaimlab.store import Store
+
+
+def test_band_check_passes_inside_and_fails_on_either_side():
+    inside = ck.band_check("x", "c", 4.7, 2.35, 0.5, 2.5, source="seed 002")
+    assert inside.passed and inside.ratio == 2.0 and inside.band == (0.5, 2.5)
+    assert "ratio to seed 002's 2.35 in [0.50, 2.50]" == inside.expected
+    assert not ck.band_check("x", "c", 7.0, 2.35, 0.5, 2.5, source="s").passed
+    assert not ck.band_check("x", "c", 1.0, 2.35, 0.5, 2.5, source="s").passed
+    # The edges belong to the band.
+    assert ck.band_check("x", "c", 5.0, 10.0, 0.5, 2.0, source="s").passed
+
+
+def test_a_zero_side_is_said_in_words_and_fails():
+    c = ck.band_check("E.A.4.stalls", "c", 0.0, 1.65, 0.1, 10, source="seed 002",
+                      zero_words=("no stalls under chinner+X2", "the thread saw none"))
+    assert not c.passed and c.ratio is None and c.zero == "no stalls under chinner+X2"
+    c = ck.band_check("x", "c", 3.0, 0, 0.1, 10, source="seed 002")
+    assert not c.passed and c.ratio is None and "seed 002" in c.zero
+    both = ck.band_check("x", "c", 0, 0, 0.1, 10, source="s")
+    assert not both.passed and both.ratio is None
+    assert ck.band_check("x", "c", 0, 0, 0.1, 10, source="s", zero_ok=True).passed
+    line = ck.verdict_lines([c])[0]
+    assert line.startswith("- FAIL x:") and "inf" not in line and "figure is zero" in line
+    with pytest.raises(ValueError, match="not a number"):
+        ck.band_check("x", "c", None, 1, 0, 1, source="s")
+    with pytest.raises(ValueError, match="empty"):
+        ck.band_check("x", "c", 1, 1, 2, 1, source="s")
+
+
+def test_range_check_is_two_sided():
+    assert ck.range_check("r", "c", 5, 3, 8, source="spec").passed
+    assert not ck.range_check("r", "c", 2.9, 3, 8, source="spec").passed
+    assert not ck.range_check("r", "c", 8.1, 3, 8, source="spec").passed
+
+
+def test_holds_check_counts_points():
+    c = ck.holds_check("h", "c", [True, True, False, True], source="sweep")
+    assert c.holds == (3, 4) and not c.passed and c.measured == "holds at 3 of 4 points"
+    assert ck.holds_check("h", "c", [True, True, False], need="majority", source="s").passed
+    assert not ck.holds_check("h", "c", [True, False], need="majority", source="s").passed
+    assert ck.holds_check("h", "c", [True] * 15, source="s").holds == (15, 15)
+    assert not ck.holds_check("h", "c", [], source="s").passed
+    with pytest.raises(ValueError):
+        ck.holds_check("h", "c", [True], need="most", source="s")
+    with pytest.raises(ValueError, match="role"):
+        ck.Check("i", "c", "e", 1, True, role="guess")
+
+
+def test_every_field_reaches_report_json_and_the_manifest(tmp_path):
+    got = [ck.band_check("a", "claim a", 4.7, 2.35, 0.5, 1.5, source="seed 002", role="prediction"),
+           ck.holds_check("b", "claim b", [True, False, True], source="sweep", role="control"),
+           ck.Check("c", "claim c", "1", 1, True)]
+    j = [c.as_json() for c in got]
+    assert set(j[0]) == {"id", "claim", "expected", "measured", "pass", "figure", "band", "ratio",
+                         "zero", "role", "holds", "source"}
+    assert j[0]["band"] == [0.5, 1.5] and j[0]["ratio"] == 2.0 and j[0]["pass"] is False
+    assert j[1]["holds"] == {"n": 2, "of": 3} and j[1]["role"] == "control"
+    assert j[2]["band"] is None and j[2]["role"] == "prediction"
+    lines = ck.verdict_lines(got)
+    assert "ratio 2" in lines[0] and "prediction" in lines[0]
+    assert "holds at 2 of 3 points" in lines[1] and "control" in lines[1]
+    report, checks = [], []
+    manifest = {"situations": []}
+    sit = ck.Situation("s", "S", [])
+    rec = {"title": "t", "knob": "k", "value": "v", "table": "|a|", "holds": {"n": 1, "of": 2},
+           "plot": None, "range": "why", "check": "b"}
+    ck.close_situation(report, checks, manifest, sit, got, {}, [rec])
+    m = manifest["situations"][0]
+    assert m["sensitivity"] == [rec]
+    assert [c["ratio"] for c in m["checks"]] == [2.0, None, None]
+    assert m["checks"][1]["holds"] == {"n": 2, "of": 3}
+    done = ck.finish(tmp_path, report, checks, manifest, 0.0)
+    assert done.failed == 2
+    back = json.loads((tmp_path / "report.json").read_text())["checks"]
+    assert [c["pass"] for c in back] == [False, False, True]
+    # The HTML report's table of checks shows ratio, band, role and holds.
+    page = Page("t")
+    page.checks(m["checks"])
+    html = "\n".join(page.blocks)
+    for text in ("ratio", "band", "[0.5, 1.5]", "prediction", "control", "holds at 2 of 3 points"):
+        assert text in html, text
+
+
+def test_sensitivity_table_counts_the_points_and_the_plot_is_deterministic(tmp_path):
+    import pandas as pd
+
+    df = pd.DataFrame({"k": ["1", "1", "2", "2", "3", "3"], "seed": [1, 2, 1, 2, 1, 2],
+                       "v": [1.0, 2.0, 3.0, float("nan"), 5.0, 6.0]})
+    lines, holds = sens.sensitivity_table(df, "k", "v", lambda v: v < 5.5)
+    # 1, 2, 3 and 5 hold; the missing value (NaN) and 6 do not.
+    assert holds == (4, 6) and lines[-1] == "Holds at 4 of 6 points."
+    text = "\n".join(lines)
+    assert "| 2 " in text and "1 of 2" in text
+    a = sens.sensitivity_plot(df, "k", "v", tmp_path / "a.svg", band=(0, 5.5), title="t")
+    b = sens.sensitivity_plot(df, "k", "v", tmp_path / "b.svg", band=(0, 5.5), title="t")
+    assert a.read_bytes() == b.read_bytes() and b"<svg" in a.read_bytes()
+    page = Page("t")
+    page.svg(a.read_text(), "t")
+    assert "<svg" in page.blocks[0] and "http://" not in page.blocks[0]
+    page.svg("<svg><script>alert(1)</script></svg>", "bad")
+    assert "<script" not in page.blocks[1]
+
+
+def test_sweep_knob_runs_through_the_store_and_reuses_it(tmp_path):
+    store = Store(tmp_path / "store")
+    base = tiny_dict("sens")
+    events = []
+    df = sens.sweep_knob(store, "tiny", base, {"policy.kswapd_balance": ["v2.6.36", "v6.1"]},
+                         seeds=[1, 2], on_run=lambda label, st: events.append(st),
+                         metrics=lambda run: {"steal": run.vmstat.get("pgsteal_kswapd", 0)},
+                         out=tmp_path / "sw")
+    assert len(df) == 4 and list(df["seed"]) == [1, 2, 1, 2]
+    assert set(df["status"]) == {"ok"} and events.count("done") == 4
+    assert (df["steal"] == df["pgsteal_kswapd"]).all()
+    assert (tmp_path / "sw" / "summary.parquet").is_file()
+    # The seeds differ in something, or the sweep did not pass them on.
+    assert df["key"].nunique() == 4
+    events.clear()
+    again = sens.sweep_knob(store, "tiny", base, {"policy.kswapd_balance": ["v2.6.36", "v6.1"]},
+                            seeds=[1, 2], on_run=lambda label, st: events.append(st))
+    assert events == ["reused"] * 4
+    assert list(again["key"]) == list(df["key"])
+    from reclaimlab.sweep import SweepError
+    with pytest.raises(SweepError, match="no_such_key|no such|unknown"):
+        sens.sweep_knob(store, "bad", base, {"host.no_such_key": [1]}, seeds=[1])
