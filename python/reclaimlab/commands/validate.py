@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from ..api import ScenarioError
-from ..validate import balloon, balloon_compare, compare, report, spec, store
+from ..validate import balloon, balloon_compare, compare, profile, report, sittings, spec, store
 from ..validate.errors import ValidateError
 from ..validate.guest import DEFAULT_TIMEOUT_S
 from ._common import CliError, positive_int
@@ -17,10 +17,14 @@ from ._common import CliError, positive_int
 NAME = "validate"
 HELP = "compare a scenario on a real 6.1 kernel (QEMU guest) with the simulator"
 DESCRIPTION = (
-    "Compare the real kernel's vmstat deltas for a scenario (kept in validation/real/, or "
+    "Compare the real kernel's vmstat deltas for a scenario (kept in a sitting's real/, or "
     "measured now with --boot in a QEMU guest running Debian's 6.1 kernel) with the simulator's "
     "counters for seeds 1..N on the guest's zone layout: means, spreads (coefficient of "
-    "variation), ratio sim/real flagged outside [0.8, 1.25], and a score. With --balloon: "
+    "variation), ratio sim/real flagged outside [0.8, 1.25], and a score. The calibration "
+    "(validation/calibrate/) and prediction (validation/predict/) scenarios take the guest "
+    "profile's costs; the prediction score is the headline, beside its timing-sensitive "
+    "subset, the baseline with no costs, and the calibration score (docs/VALIDATION.md, "
+    "\"Protocol\"). With --balloon: "
     "a guest with a virtio-balloon device frees memory; the memory its QEMU process gives back "
     "to the host and how fast (free page reporting, D4, and without it, D1), real beside "
     "simulated."
@@ -30,7 +34,20 @@ VALIDATION_DIR = Path("validation")
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("scenarios", nargs="*", metavar="SCENARIO", help="validation scenario files")
-    p.add_argument("--all", action="store_true", help=f"every {VALIDATION_DIR}/*.toml without [[guest]] tables")
+    p.add_argument("--all", action="store_true",
+                   help=f"every scenario of {VALIDATION_DIR}/calibrate/ and {VALIDATION_DIR}/predict/")
+    p.add_argument(
+        "--profile", metavar="FILE|none",
+        help="the guest profile merged into each scenario before simulating (default: "
+        f"{profile.default_path(VALIDATION_DIR)} for calibration and prediction scenarios, "
+        "none for a scenario with its own [cost]); `none`: no costs at all",
+    )
+    p.add_argument(
+        "--sitting", metavar="DIR",
+        help="the sitting whose kept boots to compare with (DIR/real/; default: the latest "
+        f"complete one under {VALIDATION_DIR}/sittings/); with --boot, where to keep them "
+        f"(default: {VALIDATION_DIR}/sittings/<today>)",
+    )
     p.add_argument(
         "--reps", type=positive_int, default=5, metavar="N",
         help="real boots with --boot, and simulator seeds 1..N (default 5)",
@@ -76,17 +93,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def _scenarios(args: argparse.Namespace) -> list[Path]:
     paths = [Path(s) for s in args.scenarios]
     if args.all:
-        found = sorted(VALIDATION_DIR.glob("*.toml"))
+        found = sittings.scenarios(VALIDATION_DIR)
         if not found:
-            raise CliError(f"--all: no {VALIDATION_DIR}/*.toml here; run from the repository root")
-        # Scenarios with guests are the balloon validation's (--balloon), not per-counter ones.
-        paths += [p for p in found if p not in paths and not balloon.is_guest_scenario(p)]
+            raise CliError(f"--all: no {VALIDATION_DIR}/calibrate/*.toml or predict/*.toml here; "
+                           "run from the repository root")
+        paths += [p for p in found if p not in paths]
     if not paths:
         raise CliError("no scenario: give SCENARIO files or --all")
     return paths
 
 
-def _write_sim_scenario(out: Path, s: spec.GuestSpec, kept: dict) -> None:
+def _write_sim_scenario(out: Path, s: spec.GuestSpec, kept: dict, prof: dict | None) -> None:
     """DIR/<name>.toml: the scenario with the guest's zones, kernel memory and min_free_kbytes
     filled in, as `compare` simulates it."""
     import tomli_w
@@ -98,11 +115,36 @@ def _write_sim_scenario(out: Path, s: spec.GuestSpec, kept: dict) -> None:
     )
     try:
         out.mkdir(parents=True, exist_ok=True)
-        path.write_text(head + tomli_w.dumps(compare.kept_sim_scenario(s, kept)), encoding="utf-8")
+        path.write_text(head + tomli_w.dumps(compare.kept_sim_scenario(s, kept, prof)),
+                        encoding="utf-8")
     except OSError as e:
         raise CliError(
             f"--sim-out: cannot write {path}: {e.strerror}; give a writable directory"
         ) from None
+
+
+def _profile(args: argparse.Namespace, s: spec.GuestSpec) -> dict | None:
+    """The profile ``s`` is simulated with: --profile's, or by default the guest profile for a
+    calibration or prediction scenario and none for a scenario with its own [cost]."""
+    if args.profile == "none":
+        return None
+    if args.profile:
+        return profile.load(Path(args.profile))
+    if s.role is not None:
+        return profile.load(profile.default_path(sittings.validation_root(s.path)))
+    return None
+
+
+def _sitting(args: argparse.Namespace, path: Path) -> Path | None:
+    if args.sitting:
+        return Path(args.sitting)
+    if args.boot and sittings.role(path) is not None:
+        # A new sitting is today's; the reference stays the latest complete one.
+        import datetime
+
+        today = datetime.datetime.now(datetime.timezone.utc).date().isoformat()
+        return sittings.validation_root(path) / "sittings" / today
+    return None
 
 
 def main(args: argparse.Namespace) -> int:
@@ -110,29 +152,33 @@ def main(args: argparse.Namespace) -> int:
         return _balloon(args)
     if args.real_only:
         raise CliError("--real-only goes with --balloon")
-    comparisons = []
+    comparisons, baseline = [], []
     try:
         for path in _scenarios(args):
-            s = spec.load(path)
+            s = spec.load(path, _sitting(args, path))
             if args.boot:
                 kept = store.boot_and_keep(s, args.reps, args.accel, args.timeout)
             else:
                 kept = store.load(s)
+            prof = _profile(args, s)
             if args.sim_out:
-                _write_sim_scenario(Path(args.sim_out), s, kept)
+                _write_sim_scenario(Path(args.sim_out), s, kept, prof)
             print(f"{s.name}: simulating seeds 1..{args.reps}", file=sys.stderr, flush=True)
-            comparisons.append(compare.compare(s, kept, args.reps))
+            comparisons.append(compare.compare(s, kept, args.reps, prof))
+            # The prediction scenarios once more with no costs at all: the baseline.
+            if s.role == "prediction" and prof is not None:
+                baseline.append(compare.compare(s, kept, args.reps, baseline=True))
         if args.write_doc:
-            report.write_doc(Path(args.write_doc), comparisons)
+            report.write_doc(Path(args.write_doc), comparisons, baseline)
     except ValidateError as e:
         raise CliError(str(e), e.exit_code) from None
     if args.format == "json":
-        sys.stdout.write(report.as_json(comparisons))
+        sys.stdout.write(report.as_json(comparisons, baseline))
     else:
         render = report.text if args.format == "table" else report.markdown
         sys.stdout.write("\n".join(render(c) for c in comparisons))
-        if len(comparisons) > 1:
-            sys.stdout.write(f"\n{report.overall(comparisons)}\n")
+        if len(comparisons) > 1 or baseline:
+            sys.stdout.write(f"\n{report.overall(comparisons, baseline)}\n")
     return 0
 
 

@@ -10,7 +10,11 @@ Definitions (docs/VALIDATION.md repeats them):
   percent; 0 for a single value or a zero mean.
 - **ratio**: simulated mean / real mean; flagged when outside [0.8, 1.25].
 - **spread ok**: simulated spread at most 3x the real spread (both 0 counts as ok).
-- **score**: K of M within [0.8, 1.25], over the compared counters whose real mean is non-zero.
+- **score**: K of M within [0.8, 1.25], over the scored counters: those whose real mean is at
+  least their floor (5 events for an event counter, EVENT_COUNTERS; one per thousand of the
+  run's page allocations for a page counter), and those whose real mean is 0 while the
+  simulated mean reaches the floor (5 events; 5 pages or the page floor), each such a miss.
+- **timing-sensitive**: the rows of TIMING, which move with who reclaims first.
 - **real 95 %**: half the width of the real mean's 95 % confidence interval (Student's t over
   the boots), in percent of the mean: how well the boots pin the mean down. Above 20 % the
   boots cannot tell a mean 0.8 times theirs from their own.
@@ -27,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import api
+from . import profile as guest_profile
 from .spec import GuestSpec
 
 LOW, HIGH = 0.8, 1.25
@@ -50,10 +55,30 @@ COMPARED = (
     "swap_ra", "swap_ra_hit", "oom_kill",
 )
 
-# A counter the kernel moves less than once per this many page allocations of the run is the
-# guest's own background (the workload binary's start-up faults, the shell, kernel threads
+# A page counter the kernel moves less than once per this many page allocations of the run is
+# the guest's own background (the workload binary's start-up faults, the shell, kernel threads
 # touching file pages): its real spread is typically 50-200 %. It is shown but not scored.
 NOISE_FRACTION = 0.001
+
+# Counters of events rather than pages: their floor is in their own unit (docs/VALIDATION.md,
+# "Protocol"), since a page-allocation fraction is thousands of events and would leave them
+# never scored. A real mean below EVENT_FLOOR is not scored; a real mean of 0 against a
+# simulated mean of EVENT_FLOOR or more is a miss (for page counters: the higher of the two).
+EVENT_COUNTERS = frozenset({
+    "allocstall_dma", "allocstall_dma32", "allocstall_normal", "allocstall_movable",
+    "pageoutrun", "kswapd_low_wmark_hit_quickly", "kswapd_high_wmark_hit_quickly", "oom_kill",
+    "compact_stall", "compact_fail", "compact_success", "compact_daemon_wake",
+})
+EVENT_FLOOR = 5.0
+
+# The timing-sensitive subset (docs/VALIDATION.md, "Protocol"): direct reclaim, its stalls,
+# kswapd's runs and quick returns, throttling and compaction stalls. Those not compared today
+# (pgscan_direct_throttle is not modelled, compact_stall is background) join it when they are.
+TIMING = frozenset({
+    "pgscan_direct", "pgsteal_direct", "allocstall_dma", "allocstall_dma32",
+    "allocstall_normal", "allocstall_movable", "pageoutrun", "kswapd_low_wmark_hit_quickly",
+    "kswapd_high_wmark_hit_quickly", "pgscan_direct_throttle", "compact_stall",
+})
 
 # Compaction in these guests is mostly the kernel's own background work: proactive compaction
 # (kcompactd every 500 ms while vm.compaction_proactiveness sees fragmentation) and compaction
@@ -118,6 +143,8 @@ class Row:
     real_ci: float | None = None
     # A miss whose simulated mean is within [LOW, HIGH] of a mean inside that interval.
     unresolved: bool = False
+    # Scored as a miss: the kernel never moved it, the simulator did (at least the floor).
+    zero_real: bool = False
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -127,6 +154,7 @@ class Row:
             "ratio": self.ratio, "within": self.within, "spread_ok": self.spread_ok,
             "below_noise_floor": self.small,
             "real_ci_pct": self.real_ci, "miss_within_real_interval": self.unresolved,
+            "miss_with_real_zero": self.zero_real, "timing_sensitive": self.counter in TIMING,
         }
 
 
@@ -144,10 +172,19 @@ class Comparison:
     # Not scored: it checks the scenario's [cost], measured in the boots (the reference
     # sitting's) or fitted to this very figure (earlier sittings; docs/VALIDATION.md).
     run_length: Row | None = None
+    # "calibration", "prediction" or None (a sitting's own scenario); what it was simulated
+    # with: a profile's path, "own [cost]", or "none" (the baseline).
+    role: str | None = None
+    costs: str = "own [cost]"
 
     @property
     def score(self) -> tuple[int, int]:
         judged = [r for r in self.rows if r.within is not None]
+        return sum(1 for r in judged if r.within), len(judged)
+
+    @property
+    def timing_score(self) -> tuple[int, int]:
+        judged = [r for r in self.rows if r.within is not None and r.counter in TIMING]
         return sum(1 for r in judged if r.within), len(judged)
 
     @property
@@ -157,8 +194,11 @@ class Comparison:
 
     def as_json(self) -> dict[str, Any]:
         k, m = self.score
+        t, tm = self.timing_score
         return {
             "scenario": self.scenario,
+            "role": self.role,
+            "costs": self.costs,
             "real_reps": self.reps,
             "sim_seeds": self.seeds,
             "kernel": self.kept.get("kernel"),
@@ -169,7 +209,8 @@ class Comparison:
             "run_length_s": self.run_length.as_json() if self.run_length else None,
             "score": {"within": k, "compared": m, "low": LOW, "high": HIGH,
                       "misses_within_real_interval": self.unresolved,
-                      "confidence": CONFIDENCE},
+                      "confidence": CONFIDENCE,
+                      "timing_sensitive": {"within": t, "compared": tm}},
             "not_modelled": [
                 {"counter": c, "real_mean": v, "why": why} for c, v, why in self.not_modelled
             ],
@@ -205,14 +246,18 @@ def spread(values: list[int] | list[float]) -> float:
 def make_row(
     counter: str, real: list[int] | list[float], sim: list[int] | list[float], floor: float = 0.0
 ) -> Row:
-    """One counter's comparison. A counter the kernel moved fewer than `floor` times is not
-    scored (see NOISE_FRACTION)."""
+    """One counter's comparison. A counter the kernel moved fewer than `floor` times on the
+    mean is not scored (see NOISE_FRACTION, EVENT_FLOOR); one the kernel never moved is a miss
+    when the simulator moved it at least max(EVENT_FLOOR, floor) times, else not scored."""
     row = Row(counter, real, sim)
     row.real_mean, row.sim_mean = mean(real), mean(sim)
     row.real_spread, row.sim_spread = spread(real), spread(sim)
-    if 0 < row.real_mean < floor:
+    if row.real_mean == 0:
+        if row.sim_mean >= max(EVENT_FLOOR, floor):
+            row.within, row.zero_real = False, True
+    elif row.real_mean < floor:
         row.small = True
-    elif row.real_mean != 0:
+    else:
         row.ratio = row.sim_mean / row.real_mean
         row.within = LOW <= row.ratio <= HIGH
         row.real_ci = ci_half_width(real)
@@ -249,14 +294,20 @@ def kernel_used_kib(kept: dict[str, Any]) -> int | None:
 
 
 def sim_scenario(
-    spec: GuestSpec, zoneinfo: Path, guest_settings: dict[str, str], kernel_used: int | None = None
+    spec: GuestSpec, zoneinfo: Path, guest_settings: dict[str, str], kernel_used: int | None = None,
+    profile: dict[str, Any] | None = None, baseline: bool = False,
 ) -> dict:
     """The scenario as the simulator runs it beside the guest: the guest's captured zoneinfo
     instead of `ram` (the zones, with the kernel's own reserved pages), the memory the booted
     kernel already holds (`kernel_used`, KiB) unless the scenario sets it, and the guest's
     min_free_kbytes unless the scenario sets one (the kernel computes it at boot from managed
-    pages that later change when the initramfs is freed)."""
+    pages that later change when the initramfs is freed). With ``profile`` (validate/profile.py)
+    its costs and device latencies merged in; with ``baseline``, no cost section at all."""
     doc = {k: (dict(v) if isinstance(v, dict) else v) for k, v in spec.document.items()}
+    if baseline:
+        doc = guest_profile.without_costs(doc)
+    elif profile is not None:
+        doc = guest_profile.merge(doc, profile, str(spec.path))
     host = dict(doc.get("host", {}))
     for key in ("ram", "lowmem", "machine"):
         host.pop(key, None)
@@ -280,27 +331,39 @@ def sim_scenario(
     return doc
 
 
-def kept_sim_scenario(spec: GuestSpec, kept: dict[str, Any]) -> dict:
+def kept_sim_scenario(
+    spec: GuestSpec, kept: dict[str, Any], profile: dict[str, Any] | None = None,
+    baseline: bool = False,
+) -> dict:
     """The scenario the simulator runs beside the kept boots of ``spec``."""
     return sim_scenario(
-        spec, Path(kept["zoneinfo_path"]), kept.get("guest_settings", {}), kernel_used_kib(kept)
+        spec, Path(kept["zoneinfo_path"]), kept.get("guest_settings", {}), kernel_used_kib(kept),
+        profile, baseline,
     )
 
 
 def simulate(
-    spec: GuestSpec, kept: dict[str, Any], seeds: int
+    spec: GuestSpec, kept: dict[str, Any], seeds: int, profile: dict[str, Any] | None = None,
+    baseline: bool = False,
 ) -> tuple[list[dict[str, int]], list[float]]:
     """The simulator's vmstat and simulated run length (seconds) for seeds 1..seeds
     (deterministic: same inputs, same numbers)."""
-    scenario = kept_sim_scenario(spec, kept)
+    scenario = kept_sim_scenario(spec, kept, profile, baseline)
     results = [api.run(scenario, seed=s) for s in range(1, seeds + 1)]
     return [r.vmstat for r in results], [r.summary["sim_time_ns"] / 1e9 for r in results]
 
 
-def compare(spec: GuestSpec, kept: dict[str, Any], seeds: int) -> Comparison:
-    """Compare the kept real results of ``spec`` with the simulator over ``seeds`` seeds."""
-    sims, times = simulate(spec, kept, seeds)
+def compare(
+    spec: GuestSpec, kept: dict[str, Any], seeds: int, profile: dict[str, Any] | None = None,
+    baseline: bool = False,
+) -> Comparison:
+    """Compare the kept real results of ``spec`` with the simulator over ``seeds`` seeds: with
+    ``profile``'s costs merged in, or with none at all (``baseline``)."""
+    sims, times = simulate(spec, kept, seeds, profile, baseline)
     c = build(spec, kept, sims)
+    c.role = spec.role
+    c.costs = ("none" if baseline else profile["profile"]["path"] if profile is not None
+               else "own [cost]" if "cost" in spec.document else "none")
     walls = [rep["wall_time_s"] for rep in kept["reps"] if "wall_time_s" in rep]
     if walls and len(walls) == len(kept["reps"]):
         c.run_length = make_row("run length (s)", walls, times)
@@ -326,7 +389,8 @@ def build(spec: GuestSpec, kept: dict[str, Any], sims: list[dict[str, int]]) -> 
         if c in skipped:
             continue
         if all(c in d for d in deltas) and all(c in s for s in sims):
-            rows.append(make_row(c, [d[c] for d in deltas], [s[c] for s in sims], floor))
+            row_floor = EVENT_FLOOR if c in EVENT_COUNTERS else floor
+            rows.append(make_row(c, [d[c] for d in deltas], [s[c] for s in sims], row_floor))
     not_modelled = []
     for c in BACKGROUND:
         if all(c in d for d in deltas):

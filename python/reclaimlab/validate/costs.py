@@ -64,13 +64,7 @@ def from_boots(spec: GuestSpec, reps: list[dict[str, Any]]) -> dict[str, float]:
         return float(size_bytes(str(resolved[section]["bandwidth"]).removesuffix("/s")))
 
     traced = [r["kswapd_trace"] for r in reps if "kswapd_trace" in r]
-    fate: dict[str, float | None] = {}
-    for k in ("kept", "written", "freed"):
-        fate[k] = _median([t["kswapd_per_page"][k]["median_us"] for t in traced
-                           if "kswapd_per_page" in t
-                           and t["kswapd_per_page"][k]["batches"] >= MIN_BATCHES])
-    if all(v is None for v in fate.values()):
-        fate = _kept_measurements(spec) or fate
+    fate = kswapd_fates(spec, reps)
     out: dict[str, float] = {}
     if fate["kept"] is not None:
         out["scan_mapped"] = fate["kept"]
@@ -107,11 +101,27 @@ def from_boots(spec: GuestSpec, reps: list[dict[str, Any]]) -> dict[str, float]:
     return out
 
 
+def kswapd_fates(spec: GuestSpec, reps: list[dict[str, Any]]) -> dict[str, float | None]:
+    """What a page cost kswapd, in microseconds, by what became of it ("kept", "written",
+    "freed"): the median over the scored boots ``reps`` of each boot's median, from their
+    summaries or, for boots that predate `kswapd_per_page`, the measurements kept of their
+    transcripts; None for a fate too few batches had."""
+    traced = [r["kswapd_trace"] for r in reps if "kswapd_trace" in r]
+    fate: dict[str, float | None] = {}
+    for k in ("kept", "written", "freed"):
+        fate[k] = _median([t["kswapd_per_page"][k]["median_us"] for t in traced
+                           if "kswapd_per_page" in t
+                           and t["kswapd_per_page"][k]["batches"] >= MIN_BATCHES])
+    if all(v is None for v in fate.values()):
+        fate = _kept_measurements(spec) or fate
+    return fate
+
+
 def _kept_measurements(spec: GuestSpec) -> dict[str, float | None] | None:
     """What a page cost kswapd by its fate, from a sitting's `real/measurements-*.json`: the
     summaries taken again from the console transcripts of scored boots that predate
     `kswapd_per_page` in their own summary (anon-seq-reread's of 2026-11-28)."""
-    for path in sorted((spec.path.parent / "real").glob("measurements-*.json")):
+    for path in sorted(spec.real_dir.glob("measurements-*.json")):
         per_page = json.loads(path.read_text()).get(spec.name, {}).get("kswapd_per_page")
         if per_page:
             return {k: per_page[k]["median_us"] if per_page[k]["batches"] >= MIN_BATCHES
@@ -148,12 +158,12 @@ def workload_cpu(tasks: dict[str, Any]) -> list[dict[str, float]]:
 
 
 def load_tasks(spec: GuestSpec) -> dict[str, Any] | None:
-    path = spec.path.parent / "real" / f"{spec.name}.tasks.json"
+    path = spec.real_dir / f"{spec.name}.tasks.json"
     return json.loads(path.read_text()) if path.is_file() else None
 
 
 def load_trace(spec: GuestSpec) -> dict[str, Any] | None:
-    path = spec.path.parent / "real" / f"{spec.name}.trace.json"
+    path = spec.real_dir / f"{spec.name}.trace.json"
     return json.loads(path.read_text()) if path.is_file() else None
 
 

@@ -28,6 +28,8 @@ def _cells(r: Row) -> list[str]:
     flag = "small" if r.small else "" if r.within is None else ("ok" if r.within else "OUT")
     if r.unresolved:
         flag = "OUT?"
+    if r.zero_real:
+        flag = "OUT (real 0)"
     return [
         r.counter,
         _num(r.real_mean), f"{r.real_spread:.1f}%",
@@ -50,12 +52,27 @@ def _head(c: Comparison) -> list[str]:
         f"{z['zone']} {z.get('managed', 0)} managed of {z.get('present', 0)} present"
         for z in c.zones
     )
+    role = f" ({c.role} scenario)" if c.role else ""
     return [
-        f"scenario {c.scenario}: real {c.reps} boots of {c.kept.get('kernel_package')} "
-        f"({c.kept.get('accel')}, {c.kept.get('date')}), simulator seeds 1..{c.seeds}",
+        f"scenario {c.scenario}{role}: real {c.reps} boots of {c.kept.get('kernel_package')} "
+        f"({c.kept.get('accel')}, {c.kept.get('date')}), simulator seeds 1..{c.seeds}, "
+        f"costs: {_costs(c)}",
         f"guest before the workload: MemTotal {b.get('MemTotal_kib')} KiB, MemFree "
         f"{b.get('MemFree_kib')} KiB, MemAvailable {b.get('MemAvailable_kib')} KiB; zones: {zones}",
     ] + _run_length(c)
+
+
+def _costs(c: Comparison) -> str:
+    if c.costs in ("none", "own [cost]"):
+        return {"none": "none (the simulator's native costs)",
+                "own [cost]": "the scenario's own [cost]"}[c.costs]
+    # A profile: named by its file, relative to the working directory when it can be.
+    p = Path(c.costs)
+    try:
+        p = p.resolve().relative_to(Path.cwd())
+    except ValueError:
+        pass
+    return f"the profile {p.as_posix()}"
 
 
 def _run_length(c: Comparison) -> list[str]:
@@ -65,13 +82,15 @@ def _run_length(c: Comparison) -> list[str]:
     return [
         f"run length: real {r.real_mean:.1f} s (spread {r.real_spread:.1f}%), simulated "
         f"{r.sim_mean:.1f} s (spread {r.sim_spread:.1f}%), sim/real {r.ratio:.3f} (not scored: "
-        "a check of the [cost] section, measured in the boots or fitted to them)"
+        "a check of the costs)"
     ]
 
 
 def _score_line(c: Comparison) -> str:
     k, m = c.score
-    return (f"score: {k} of {m} within [{LOW}, {HIGH}] (compared counters non-zero in the real runs)"
+    t, tm = c.timing_score
+    return (f"score: {k} of {m} within [{LOW}, {HIGH}] (the scored counters: at their floor in "
+            f"the real runs, or real 0 and moved by the simulator); timing-sensitive {t} of {tm}"
             + _unresolved(m - k, c.unresolved))
 
 
@@ -117,52 +136,136 @@ def markdown(c: Comparison) -> str:
     return "\n".join(lines) + "\n"
 
 
-def as_json(cs: Sequence[Comparison]) -> str:
-    data: Any = [c.as_json() for c in cs]
-    return json.dumps(data[0] if len(data) == 1 else data, indent=1) + "\n"
+def _sum(cs: Sequence[Comparison], timing: bool = False) -> dict[str, Any]:
+    k = sum((c.timing_score if timing else c.score)[0] for c in cs)
+    m = sum((c.timing_score if timing else c.score)[1] for c in cs)
+    return {"within": k, "compared": m, "fraction": k / m if m else None,
+            "scenarios": [c.scenario for c in cs]}
+
+
+def scores(cs: Sequence[Comparison], baseline: Sequence[Comparison] = ()) -> dict[str, Any]:
+    """The protocol's scores (docs/VALIDATION.md, "Protocol"): prediction (the headline), its
+    timing-sensitive subset, the baseline with no costs, and calibration (in-sample); or, for
+    scenarios outside the two roles, the overall score alone."""
+    pred = [c for c in cs if c.role == "prediction"]
+    cal = [c for c in cs if c.role == "calibration"]
+    other = [c for c in cs if c.role is None]
+    out: dict[str, Any] = {}
+    if pred:
+        out["prediction"] = _sum(pred)
+        out["prediction_timing_sensitive"] = _sum(pred, timing=True)
+    if baseline:
+        out["baseline_no_costs"] = _sum(baseline)
+    if cal:
+        out["calibration"] = _sum(cal)
+    if other:
+        out["other"] = _sum(other)
+    out["overall"] = _sum(cs)
+    return out
+
+
+def as_json(cs: Sequence[Comparison], baseline: Sequence[Comparison] = ()) -> str:
+    if len(cs) == 1 and not baseline:
+        return json.dumps(cs[0].as_json(), indent=1) + "\n"
+    data = {"scores": scores(cs, baseline), "scenarios": [c.as_json() for c in cs],
+            "baseline": [c.as_json() for c in baseline]}
+    return json.dumps(data, indent=1) + "\n"
 
 
 def summary_table(cs: Sequence[Comparison]) -> str:
-    """One row per scenario: score, reps, the worst-off counters."""
+    """One row per scenario: role, score, its timing-sensitive part, reps, the worst-off
+    counters."""
     rows = []
     for c in cs:
         k, m = c.score
+        t, tm = c.timing_score
         out = sorted(
             (r for r in c.rows if r.within is False),
-            key=lambda r: abs((r.ratio or 1e-9)),
+            key=lambda r: abs(r.ratio if r.ratio is not None else 1e-9),
         )
-        worst = ", ".join(f"{r.counter} {r.ratio:.2f}" for r in out[:3]) or "-"
+        worst = ", ".join(f"{r.counter} {'(real 0)' if r.ratio is None else f'{r.ratio:.2f}'}"
+                          for r in out[:3]) or "-"
         rl = c.run_length
         run = f"{rl.real_mean:.1f} / {rl.sim_mean:.1f}" if rl else "-"
-        rows.append([c.scenario, f"{k} of {m}", c.reps, c.seeds, run, worst])
-    return markdown_table(["scenario", "within [0.8, 1.25]", "real boots", "sim seeds",
-                           "run length s (real / sim)", "furthest off (sim/real)"], rows)
+        rows.append([c.scenario, c.role or "-", f"{k} of {m}", f"{t} of {tm}", c.reps, c.seeds,
+                     run, worst])
+    return markdown_table(["scenario", "role", "within [0.8, 1.25]", "timing-sensitive",
+                           "real boots", "sim seeds", "run length s (real / sim)",
+                           "furthest off (sim/real)"], rows)
 
 
-def overall(cs: Sequence[Comparison]) -> str:
-    """The score over every scenario's compared counters together."""
-    k = sum(c.score[0] for c in cs)
-    m = sum(c.score[1] for c in cs)
-    pct = f" ({100 * k / m:.0f} %)" if m else ""
-    return (f"overall score: {k} of {m} within [0.8, 1.25]{pct} over {len(cs)} scenarios"
-            + _unresolved(m - k, sum(c.unresolved for c in cs)))
+def _frac(s: dict[str, Any]) -> str:
+    pct = f" ({100 * s['fraction']:.0f} %)" if s["fraction"] is not None else ""
+    return f"{s['within']} of {s['compared']} within [{LOW}, {HIGH}]{pct}"
 
 
-def write_doc(path: Path, cs: Sequence[Comparison]) -> None:
-    """Replace the generated part of ``path`` (between the validate markers) with the summary
-    and each scenario's table."""
+def overall(cs: Sequence[Comparison], baseline: Sequence[Comparison] = ()) -> str:
+    """The scores over the scenarios' scored counters together: the prediction score first
+    when there are prediction scenarios, else the overall score."""
+    s = scores(cs, baseline)
+    if "prediction" not in s:
+        return (f"overall score: {_frac(s['overall'])} over {len(cs)} scenarios"
+                + _unresolved(s["overall"]["compared"] - s["overall"]["within"],
+                              sum(c.unresolved for c in cs)))
+    pred = [c for c in cs if c.role == "prediction"]
+    p = s["prediction"]
+    lines = [f"prediction score: {_frac(p)} over {len(pred)} prediction scenarios"
+             + _unresolved(p["compared"] - p["within"], sum(c.unresolved for c in pred)),
+             f"timing-sensitive subset of it: {_frac(s['prediction_timing_sensitive'])}"]
+    if "baseline_no_costs" in s:
+        lines.append("baseline, the prediction scenarios with no cost section: "
+                     + _frac(s["baseline_no_costs"]))
+    if "calibration" in s:
+        lines.append(f"calibration score (in-sample): {_frac(s['calibration'])}")
+    if "other" in s:
+        lines.append(f"other scenarios: {_frac(s['other'])}")
+    return "\n".join(lines)
+
+
+def doc_body(cs: Sequence[Comparison], baseline: Sequence[Comparison] = ()) -> str:
+    """The generated part of docs/VALIDATION.md, markers included: the scores, the summary,
+    each scenario's table (calibration and prediction apart), and the baseline's summary."""
+    body = [DOC_BEGIN, ""]
+    body += [f"**{line}**  " for line in overall(cs, baseline).split("\n")]
+    body[-1] = body[-1].rstrip()
+    body += ["", summary_table(cs).rstrip("\n"), ""]
+    if baseline:
+        body += ["The baseline (no cost section: the simulator's native costs and device "
+                 "latencies):", "", summary_table(baseline).rstrip("\n"), ""]
+    for role in ("prediction", "calibration", None):
+        group = [c for c in cs if c.role == role]
+        if not group:
+            continue
+        if role is not None:
+            body += [f"#### {role.capitalize()} scenarios", ""]
+        for c in group:
+            body += [markdown(c).replace("### ", "##### " if role else "#### ", 1).rstrip("\n"),
+                     ""]
+    body.append(DOC_END)
+    return "\n".join(body)
+
+
+def generated_part(path: Path) -> str:
+    """The generated part of ``path`` as it stands, markers included."""
+    doc = path.read_text()
+    if DOC_BEGIN not in doc or DOC_END not in doc:
+        raise ValidateError(f"{path}: no `{DOC_BEGIN}` ... `{DOC_END}` markers to write between")
+    _, _, rest = doc.partition(DOC_BEGIN)
+    inner, _, _ = rest.partition(DOC_END)
+    return DOC_BEGIN + inner + DOC_END
+
+
+def write_doc(path: Path, cs: Sequence[Comparison], baseline: Sequence[Comparison] = ()) -> None:
+    """Replace the generated part of ``path`` (between the validate markers) with
+    :func:`doc_body`."""
     if not path.is_file():
         raise ValidateError(f"{path}: no such file (the doc keeps its hand-written part there)")
     doc = path.read_text()
     if DOC_BEGIN not in doc or DOC_END not in doc:
         raise ValidateError(f"{path}: no `{DOC_BEGIN}` ... `{DOC_END}` markers to write between")
-    body = [DOC_BEGIN, "", summary_table(cs).rstrip("\n"), "", f"**{overall(cs)}**", ""]
-    for c in cs:
-        body += [markdown(c).replace("### ", "#### ", 1).rstrip("\n"), ""]
-    body.append(DOC_END)
     head, _, rest = doc.partition(DOC_BEGIN)
     _, _, tail = rest.partition(DOC_END)
-    path.write_text(head + "\n".join(body) + tail)
+    path.write_text(head + doc_body(cs, baseline) + tail)
 
 
 BALLOON_BEGIN = (

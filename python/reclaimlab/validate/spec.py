@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import api
+from . import sittings
 from .errors import ValidateError
 
 _SIZE_UNITS = {
@@ -76,6 +77,10 @@ class GuestSpec:
     not_mirrored: list[str] = field(default_factory=list)
     #: The scenario as tomllib read it (the simulator side rewrites its [host]).
     document: dict[str, Any] = field(default_factory=dict)
+    #: Where its kept boots are (validate/sittings.py): a sitting's real/, or the one beside it.
+    real_dir: Path = Path("real")
+    #: "calibration", "prediction", or None (a sitting's own scenario, a balloon one).
+    role: str | None = None
 
 
 def content_hash(spec: "GuestSpec") -> str:
@@ -90,17 +95,19 @@ def content_hash(spec: "GuestSpec") -> str:
     return hashlib.sha256(json.dumps(guest, sort_keys=True).encode()).hexdigest()
 
 
-def load_for_script(path: str | Path) -> GuestSpec:
+def load_for_script(path: str | Path, sitting: Path | None = None) -> GuestSpec:
     """:func:`load` for the scripts under scripts/: any bad scenario is a ValidateError (exit 2)
     with the parser's own message, so each script has one error path."""
     try:
-        return load(path)
+        return load(path, sitting)
     except (api.ScenarioError, api.ScenarioNotFound) as e:
         raise ValidateError(str(e), exit_code=2) from None
 
 
-def load(path: str | Path) -> GuestSpec:
-    """Read ``path`` (a valid reclaimlab scenario) into a :class:`GuestSpec`.
+def load(path: str | Path, sitting: Path | None = None) -> GuestSpec:
+    """Read ``path`` (a valid reclaimlab scenario) into a :class:`GuestSpec`, its kept boots
+    those of ``sitting`` (a directory with a real/) when given, else where
+    :func:`sittings.real_dir` says.
 
     Raises ScenarioNotFound / ScenarioError (from the simulator's parser) for a bad scenario and
     :class:`ValidateError` for a scenario the guest cannot run at all."""
@@ -116,6 +123,12 @@ def load(path: str | Path) -> GuestSpec:
         )
     if "lowmem" in host:
         raise ValidateError(f"{p}: [host] lowmem cannot be given to QEMU; remove it")
+    role = sittings.role(p)
+    if role is not None and "cost" in doc:
+        raise ValidateError(
+            f"{p}: a {role} scenario carries no [cost]; its costs are the guest profile's "
+            "(validation/profiles/, docs/VALIDATION.md \"Protocol\"): remove the section"
+        )
     sysctl = doc.get("sysctl", {})
     sysctls = {k: _sysctl_text(sysctl[k]) for k in SYSCTLS if k in sysctl}
     wb = doc.get("writeback", {})
@@ -133,6 +146,8 @@ def load(path: str | Path) -> GuestSpec:
         data_bytes=0,
         workload_spec="",
         document=doc,
+        real_dir=sittings.real_dir(p, sitting),
+        role=role,
     )
     _fill_workloads(spec, doc)
     _note_unmirrored(spec, doc)

@@ -1,5 +1,6 @@
-"""The kept real-kernel results: ``real/<scenario>.json`` and ``real/<scenario>.zoneinfo``
-beside the scenario file, and the boots that (re)make them.
+"""The kept real-kernel results: ``real/<scenario>.json`` and ``real/<scenario>.zoneinfo`` in
+the scenario's kept directory (a sitting's, or beside the scenario file: validate/sittings.py),
+and the boots that (re)make them.
 
 A kept file names the sha256 of the scenario file it was measured for; a scenario edited since
 no longer matches, and the comparison refuses to use the old numbers.
@@ -28,15 +29,15 @@ META_KEYS = ("format", "scenario", "scenario_file", "scenario_sha256", "kernel",
              "qemu", "accel", "date", "guest_settings", "baseline", "reps")
 
 
-def kept_paths(scenario: Path) -> tuple[Path, Path]:
-    real = scenario.parent / "real"
-    return real / f"{scenario.stem}.json", real / f"{scenario.stem}.zoneinfo"
+def kept_paths(spec: GuestSpec) -> tuple[Path, Path]:
+    real = spec.real_dir
+    return real / f"{spec.path.stem}.json", real / f"{spec.path.stem}.zoneinfo"
 
 
 def load(spec: GuestSpec) -> dict[str, Any]:
     """The kept results of ``spec``'s scenario, checked for completeness and for the scenario's
     current content."""
-    jpath, zpath = kept_paths(spec.path)
+    jpath, zpath = kept_paths(spec)
     if not jpath.is_file():
         raise ValidateError(
             f"{jpath}: no kept real-kernel results for {spec.path}; make them with "
@@ -133,7 +134,7 @@ def boot_and_keep(
         "not_mirrored": spec.not_mirrored,
         "reps": [{k2: v for k2, v in rep.items() if k2 != "zoneinfo_before"} for rep in records],
     }
-    jpath, zpath = kept_paths(spec.path)
+    jpath, zpath = kept_paths(spec)
     jpath.parent.mkdir(parents=True, exist_ok=True)
     _write(zpath, first["zoneinfo_before"])
     _write(jpath, json.dumps(data, indent=1, sort_keys=False) + "\n")

@@ -1,0 +1,254 @@
+"""The guest profile from the calibration scenarios' boots alone, by the fixed rules of
+docs/VALIDATION.md ("Protocol"); ``scripts/validate-calibrate.py`` writes it.
+
+Two calibration scenarios, each isolating one kind of cost: an anonymous one (one sequential
+workload of two passes: a writing pass of first touches, then a re-reading pass of swap-cache
+hits and swap-ins) and a file one (one sequential read through read-ahead). From their
+reference-sitting boots (validate/costs.py) come six measured figures, each the cost of one
+operation of the guest:
+
+=============  =======================================  ========================================
+figure         measured as                              keys it covers (split in native ratio)
+=============  =======================================  ========================================
+first touch    anon: CPU before the first swap-in /     anon_fault
+               pages
+re-read page   anon: CPU after it / pages               7 swapcache_fault + 1 major_fault, / 8
+file page      file: the reader's CPU / pages           file_hit + file_miss
+kept page      anon: kswapd's batches of kept pages     scan_mapped
+swapped page   anon: kswapd's batches of written pages  scan_mapped + unmap + swapout_submit
+freed page     both: kswapd's batches of freed pages    scan_unmapped + free_page
+=============  =======================================  ========================================
+
+The guest's slowdown is the geometric mean of measured over native over those six; every key
+no figure covers is its native default times it. `unmap` (native 0) takes what the swapped
+page leaves after `scan_mapped` and `swapout_submit`. The race's two figures (`readahead_alloc`
+from the file scenario, `balance_start` from both, their geometric mean), the devices' request
+latencies (the swap disk's from the anonymous scenario, the data disk's from the file one) and
+kswapd's wake-up latencies (both scenarios' boots, pooled) are taken as measured.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .. import api
+from . import costs, profile, store
+from .errors import ValidateError
+from .spec import GuestSpec, duration_ns, size_bytes
+
+PAGE = 4096
+# Keys no figure covers: native default times the guest's slowdown. `wakeup_latency` is not
+# among them: the measured samples replace it.
+UNMEASURED = ("anon_touch", "file_write", "swapout_submit", "slowpath", "compact_scan",
+              "migrate_page", "balance_iteration")
+
+
+@dataclass
+class Calibration:
+    """A derived profile: its values in microseconds with where each came from."""
+
+    sitting: Path
+    scenarios: list[str]
+    slowdown: float
+    cost: dict[str, float] = field(default_factory=dict)
+    devices: dict[str, float] = field(default_factory=dict)
+    sources: dict[str, str] = field(default_factory=dict)
+    figures: dict[str, tuple[float, float]] = field(default_factory=dict)
+    samples: list[float] = field(default_factory=list)
+
+
+def _kind(spec: GuestSpec) -> str:
+    """"anon" or "file": which cost the calibration scenario isolates; a ValidateError when it
+    isolates neither as the rules need."""
+    ws = spec.document.get("workload", [])
+    if len(ws) == 1 and set(ws[0]) - {"name", "start"} == {"anon"}:
+        a = ws[0]["anon"]
+        if a.get("pattern", "sequential") == "sequential" and int(a.get("passes", 1)) == 2:
+            return "anon"
+    if len(ws) == 1 and set(ws[0]) - {"name", "start"} == {"file"}:
+        if ws[0]["file"].get("op", "read") == "read":
+            return "file"
+    raise ValidateError(
+        f"{spec.path}: a calibration scenario has one workload, either [workload.anon] "
+        "sequential with two passes or [workload.file] reading (docs/VALIDATION.md, "
+        "\"Protocol\"); move it to validation/predict/"
+    )
+
+
+def _native(spec: GuestSpec) -> dict[str, float]:
+    """The simulator's native costs, in microseconds (the scenario has no [cost])."""
+    resolved = tomllib.loads(api.show_defaults(spec.path))
+    return {k: duration_ns(v) / 1e3 for k, v in resolved["cost"].items()
+            if k != "wakeup_latency_samples"}
+
+
+def _need(value: float | None, what: str, spec: GuestSpec) -> float:
+    if value is None or value <= 0:
+        raise ValidateError(f"{spec.real_dir}: the kept boots of {spec.name} do not measure "
+                            f"{what}; a calibration sitting needs traced boots of it")
+    return value
+
+
+def _tasks(spec: GuestSpec) -> dict[str, float]:
+    tasks = costs.load_tasks(spec)
+    if tasks is None:
+        raise ValidateError(f"{spec.real_dir / (spec.name + '.tasks.json')}: missing; boot "
+                            f"it with `scripts/validate-trace.py {spec.path} --tasks`")
+    return costs.workload_cpu(tasks)[0]
+
+
+def derive(specs: list[GuestSpec]) -> Calibration:
+    """The profile the kept boots of the calibration scenarios ``specs`` give."""
+    by_kind: dict[str, GuestSpec] = {}
+    for s in specs:
+        kind = _kind(s)
+        if kind in by_kind:
+            raise ValidateError(f"{s.path}: a second {kind} calibration scenario (beside "
+                                f"{by_kind[kind].path}); the rules take one of each")
+        by_kind[kind] = s
+    if set(by_kind) != {"anon", "file"}:
+        raise ValidateError("the calibration needs one anonymous and one file scenario in "
+                            "validation/calibrate/ (docs/VALIDATION.md, \"Protocol\")")
+    anon, file = by_kind["anon"], by_kind["file"]
+    reps = {k: store.load(s)["reps"] for k, s in by_kind.items()}
+    native = _native(anon)
+    fa, ff = costs.kswapd_fates(anon, reps["anon"]), costs.kswapd_fates(file, reps["file"])
+    ba, bf = costs.from_boots(anon, reps["anon"]), costs.from_boots(file, reps["file"])
+    ta, tf = _tasks(anon), _tasks(file)
+    anon_pages = size_bytes(anon.document["workload"][0]["anon"]["size"]) // PAGE
+    file_pages = size_bytes(file.document["workload"][0]["file"]["size"]) // PAGE
+
+    n = native
+    figures = {
+        "first touch": (ta["cpu_before_swap_in_s"] / anon_pages * 1e6, n["anon_fault"]),
+        "re-read page": ((ta["cpu_s"] - ta["cpu_before_swap_in_s"]) / anon_pages * 1e6,
+                         (7 * n["swapcache_fault"] + n["major_fault"]) / 8),
+        "file page": (tf["cpu_s"] / file_pages * 1e6, n["file_hit"] + n["file_miss"]),
+        "kept page": (_need(fa["kept"], "a kept page", anon), n["scan_mapped"]),
+        "swapped page": (_need(fa["written"], "a swapped-out page", anon),
+                         n["scan_mapped"] + n["unmap"] + n["swapout_submit"]),
+        "freed page": (statistics.geometric_mean([_need(fa["freed"], "a freed page", anon),
+                                                  _need(ff["freed"], "a freed page", file)]),
+                       n["scan_unmapped"] + n["free_page"]),
+    }
+    slowdown = statistics.geometric_mean([m / nat for m, nat in figures.values()])
+    c = Calibration(sitting=anon.real_dir.parent, scenarios=[anon.name, file.name],
+                    slowdown=slowdown, figures=figures)
+    src = c.sources
+
+    def split(figure: str, keys: tuple[str, ...], weights: tuple[float, ...]) -> None:
+        total = figures[figure][0]
+        # total = sum(weight * key) with each key its native default times one factor.
+        scale = total / sum(n[x] * w for x, w in zip(keys, weights))
+        for k in keys:
+            c.cost[k] = n[k] * scale
+            src[k] = f"{figure} ({total:.1f} us), split in native proportions"
+
+    split("first touch", ("anon_fault",), (1,))
+    # Per page of the re-read: seven swap-cache hits and one swap-in of eight pages.
+    split("re-read page", ("swapcache_fault", "major_fault"), (7 / 8, 1 / 8))
+    split("file page", ("file_hit", "file_miss"), (1, 1))
+    split("freed page", ("scan_unmapped", "free_page"), (1, 1))
+    c.cost["scan_mapped"] = figures["kept page"][0]
+    src["scan_mapped"] = f"kept page ({figures['kept page'][0]:.1f} us)"
+    for k in UNMEASURED:
+        c.cost[k] = n[k] * slowdown
+        src[k] = f"not measured: native {n[k]:g} us times the slowdown {slowdown:.2f}"
+    c.cost["unmap"] = figures["swapped page"][0] - c.cost["scan_mapped"] - c.cost["swapout_submit"]
+    src["unmap"] = (f"swapped page ({figures['swapped page'][0]:.1f} us) less scan_mapped and "
+                    "swapout_submit")
+    c.cost["readahead_alloc"] = _need(bf.get("readahead_alloc"), "the read-ahead page gap", file)
+    src["readahead_alloc"] = f"{file.name}: the read-ahead window's page gap"
+    c.cost["balance_start"] = statistics.geometric_mean([
+        _need(ba.get("balance_start"), "kswapd's switch-in to first batch", anon),
+        _need(bf.get("balance_start"), "kswapd's switch-in to first batch", file)])
+    src["balance_start"] = "kswapd's switch-in to its first batch, both (geometric mean)"
+    for key, s, kind in (("swap.read_latency", anon, "anon"), ("swap.write_latency", anon, "anon"),
+                         ("disk.read_latency", file, "file")):
+        got = (ba if kind == "anon" else bf).get(key)
+        c.devices[key] = _need(got, f"the {key.replace('.', ' ')}", s)
+        src[key] = f"{s.name}: the median request less its transfer"
+    for s in (anon, file):
+        c.samples += [w for r in reps["anon" if s is anon else "file"]
+                      for w in r.get("kswapd_wakeup_us", [])]
+    if len(c.samples) < 50:
+        raise ValidateError(f"{anon.real_dir}: the calibration boots traced only "
+                            f"{len(c.samples)} kswapd wake-ups; at least 50 are needed")
+    return c
+
+
+def _ns(us: float) -> str:
+    return f"{round(us * 1000)}ns"
+
+
+def samples_name(name: str) -> str:
+    return f"{name}.kswapd-wakeup.json"
+
+
+def render(c: Calibration, out: Path) -> tuple[str, str]:
+    """The profile's TOML text and its samples' JSON text, for a profile written at ``out``."""
+    sitting = Path("..") / c.sitting.relative_to(out.parent.parent) if c.sitting.is_relative_to(
+        out.parent.parent) else c.sitting
+    lines = [
+        f"# The guest profile {out.stem}: Debian's 6.1 kernel in a TCG guest (docs/VALIDATION.md,",
+        "# \"Protocol\"). Written by `python scripts/validate-calibrate.py` from the kept boots of",
+        f"# the calibration scenarios ({', '.join(c.scenarios)}) of the sitting {sitting};",
+        "# do not edit by hand (a test checks that it is what the script derives).",
+        "# Measured figures, us (measured / native):",
+    ]
+    lines += [f"#   {k}: {m:.2f} ({m / nat:.1f} x {nat:g})" for k, (m, nat) in c.figures.items()]
+    lines += [
+        "",
+        "[profile]",
+        f'sitting = "{sitting.as_posix()}"',
+        f"calibration = [{', '.join(json.dumps(s) for s in c.scenarios)}]",
+        f"slowdown = {c.slowdown:.4f}",
+        "",
+        "[cost]",
+    ]
+    for k in sorted(c.cost):
+        lines += [f"# {c.sources[k]}", f'{k} = "{_ns(c.cost[k])}"']
+    lines += ["# kswapd's wake-up latencies the calibration boots recorded, pooled",
+              f'wakeup_latency_samples = "{samples_name(out.stem)}"']
+    for section in ("swap", "disk"):
+        keys = sorted(k for k in c.devices if k.startswith(section + "."))
+        lines += ["", f"[{section}]"]
+        for k in keys:
+            lines += [f"# {c.sources[k]}", f'{k.split(".", 1)[1]} = "{_ns(c.devices[k])}"']
+    text = "\n".join(lines) + "\n"
+    lat = c.samples
+    samples = {
+        "what": "kswapd0 wake-up latency: microseconds from each sched_wakeup of kswapd0 to the "
+                "next sched_switch onto it, pooled over the calibration scenarios' kept boots",
+        "scenarios": c.scenarios,
+        "sitting": sitting.as_posix(),
+        "wakeups": len(lat),
+        "mean_us": round(statistics.fmean(lat), 1),
+        "median_us": statistics.median(lat),
+        "latencies_us": lat,
+    }
+    return text, json.dumps(samples, indent=1) + "\n"
+
+
+def write(c: Calibration, out: Path) -> None:
+    text, samples = render(c, out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text)
+    (out.parent / samples_name(out.stem)).write_text(samples)
+
+
+def profile_values(path: Path) -> dict[str, float]:
+    """A written profile's values in microseconds, `section.key` for the devices (for the
+    test that it is what :func:`derive` gives)."""
+    doc = profile.load(path)
+    out = {k: duration_ns(v) / 1e3 for k, v in doc.get("cost", {}).items()
+           if k != "wakeup_latency_samples"}
+    for section in ("swap", "disk"):
+        out |= {f"{section}.{k}": duration_ns(v) / 1e3 for k, v in doc.get(section, {}).items()}
+    return out
+

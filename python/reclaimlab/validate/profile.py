@@ -1,0 +1,94 @@
+"""A guest profile: the one set of costs of a guest (docs/VALIDATION.md, "Protocol").
+
+``validation/profiles/<name>.toml`` holds the `[cost]` section, the device latencies (`[swap]`
+and `[disk]` `read_latency`, `write_latency`) and the kswapd wake-up latency samples of one
+guest, written by ``scripts/validate-calibrate.py`` (validate/calibrate.py) from the
+calibration scenarios' boots. ``reclaimlab validate`` merges it into each calibration and
+prediction scenario before simulating (``--profile``); a scenario that sets one of its keys
+itself is refused, so no scenario can carry a cost of its own.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from .errors import ValidateError
+
+DEFAULT_NAME = "debian-6.1-tcg"
+# The sections a profile may set, and within [swap] and [disk] the keys it may set (the
+# devices' shape, size, rotational, max_request, stays the scenario's).
+SECTIONS = ("cost", "swap", "disk")
+DEVICE_KEYS = ("read_latency", "write_latency")
+
+
+def default_path(validation_root: Path) -> Path:
+    return validation_root / "profiles" / f"{DEFAULT_NAME}.toml"
+
+
+def load(path: Path) -> dict[str, Any]:
+    """The profile at ``path`` with its samples' path made absolute; a ValidateError naming the
+    file and the fix when it is missing or holds a key it may not."""
+    if not path.is_file():
+        raise ValidateError(
+            f"{path}: no such profile; write it with `python scripts/validate-calibrate.py` "
+            "or give another with --profile"
+        )
+    try:
+        doc = tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as e:
+        raise ValidateError(f"{path}: malformed TOML: {e}") from None
+    for section, table in doc.items():
+        if section == "profile":
+            continue
+        if section not in SECTIONS or not isinstance(table, dict):
+            raise ValidateError(f"{path}: [{section}] is not a profile section "
+                                f"(only [profile], {', '.join(f'[{s}]' for s in SECTIONS)})")
+        if section != "cost":
+            extra = sorted(set(table) - set(DEVICE_KEYS))
+            if extra:
+                raise ValidateError(f"{path}: [{section}] {extra[0]} is the scenario's, not the "
+                                    f"profile's (a profile sets {', '.join(DEVICE_KEYS)})")
+    cost = doc.get("cost", {})
+    samples = cost.get("wakeup_latency_samples")
+    if isinstance(samples, str):
+        resolved = (path.parent / samples).resolve()
+        if not resolved.is_file():
+            raise ValidateError(f"{path}: wakeup_latency_samples {samples!r}: no such file "
+                                f"({resolved})")
+        cost["wakeup_latency_samples"] = str(resolved)
+    doc.setdefault("profile", {})["path"] = str(path)
+    return doc
+
+
+def merge(scenario: dict[str, Any], profile: dict[str, Any], where: str) -> dict[str, Any]:
+    """``scenario`` (a parsed scenario table) with ``profile``'s sections merged in; a
+    ValidateError when the scenario sets a key the profile holds (``where`` names it)."""
+    out = {k: (dict(v) if isinstance(v, dict) else v) for k, v in scenario.items()}
+    for section in SECTIONS:
+        theirs = profile.get(section)
+        if not theirs:
+            continue
+        mine = dict(out.get(section, {}))
+        clash = sorted(set(mine) & set(theirs))
+        if clash:
+            raise ValidateError(
+                f"{where}: [{section}] {clash[0]} is set by the scenario and by the profile "
+                f"{profile['profile'].get('path', '')}; a scenario taking a profile leaves "
+                "its costs and device latencies to it (remove the key)"
+            )
+        mine.update(theirs)
+        out[section] = mine
+    return out
+
+
+def without_costs(scenario: dict[str, Any]) -> dict[str, Any]:
+    """``scenario`` with no cost section and no device latencies: the baseline, the simulator's
+    native costs (docs/VALIDATION.md, "Protocol")."""
+    out = {k: (dict(v) if isinstance(v, dict) else v) for k, v in scenario.items()
+           if k != "cost"}
+    for section in ("swap", "disk"):
+        if section in out:
+            out[section] = {k: v for k, v in out[section].items() if k not in DEVICE_KEYS}
+    return out

@@ -1,0 +1,75 @@
+"""Where a scenario's kept boots are: the roles of the validation scenarios and the sittings
+(docs/VALIDATION.md, "Protocol").
+
+The calibration scenarios (``validation/calibrate/``) and the prediction scenarios
+(``validation/predict/``) carry no kept data of their own: their boots are those of a sitting,
+``validation/sittings/<date>/real/``, one run of ``scripts/validate-real.sh`` that booted them
+all. The reference sitting is the latest complete one (every calibration and prediction
+scenario kept); a partial re-sitting never replaces it. Any other scenario file (a sitting's
+own, with its per-scenario ``[cost]``, or a balloon scenario) keeps its boots in the ``real/``
+beside it, as before the protocol.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .errors import ValidateError
+
+ROLES = {"calibrate": "calibration", "predict": "prediction"}
+# A sitting's record of its boots (scripts/validate-real.sh): start times, aborted boots.
+RECORD = "sitting.json"
+
+
+def role(scenario: Path) -> str | None:
+    """"calibration", "prediction", or None for a scenario outside the two directories."""
+    return ROLES.get(scenario.resolve().parent.name)
+
+
+def validation_root(scenario: Path) -> Path:
+    """The validation directory a calibration or prediction scenario belongs to."""
+    return scenario.resolve().parent.parent
+
+
+def scenarios(root: Path) -> list[Path]:
+    """Every calibration and prediction scenario under ``root``, calibration first."""
+    return [p for d in ROLES for p in sorted((root / d).glob("*.toml"))]
+
+
+def missing(sitting: Path, root: Path) -> list[str]:
+    """The calibration and prediction scenarios ``sitting`` has no kept boots of."""
+    return [p.stem for p in scenarios(root) if not (sitting / "real" / f"{p.stem}.json").is_file()]
+
+
+def is_complete(sitting: Path, root: Path) -> bool:
+    """Every calibration and prediction scenario kept, and the sitting's own record (when it
+    has one) does not call it partial."""
+    record = sitting / RECORD
+    if record.is_file() and not json.loads(record.read_text()).get("complete", False):
+        return False
+    return bool(scenarios(root)) and not missing(sitting, root)
+
+
+def reference(root: Path) -> Path:
+    """The latest complete sitting under ``root``/sittings (by its directory's name, which
+    starts with its date)."""
+    found = [d for d in sorted((root / "sittings").glob("*"))
+             if d.is_dir() and is_complete(d, root)]
+    if not found:
+        raise ValidateError(
+            f"{root / 'sittings'}: no complete sitting (one holding the kept boots of every "
+            f"scenario of {root / 'calibrate'} and {root / 'predict'}); make one with "
+            "`bash scripts/validate-real.sh`"
+        )
+    return found[-1]
+
+
+def real_dir(scenario: Path, sitting: Path | None = None) -> Path:
+    """Where the kept boots of ``scenario`` are: ``sitting``/real when given, the reference
+    sitting's for a calibration or prediction scenario, else the ``real/`` beside it."""
+    if sitting is not None:
+        return sitting / "real"
+    if role(scenario) is not None:
+        return reference(validation_root(scenario)) / "real"
+    return scenario.parent / "real"
