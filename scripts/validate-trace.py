@@ -1,5 +1,5 @@
 """Boot one validation scenario with kswapd and direct reclaim traced, and keep what the trace
-says (validate/ktrace.py) in validation/real/<scenario>.trace.json: kswapd's runs and time on
+says (validate/ktrace.py) in its sitting's real/<scenario>.trace.json: kswapd's runs and time on
 a CPU, what it was doing when each direct reclaim began, and the boost wake-ups.
 
 With --tasks the boot traces every task's scheduler events, and the file kept is
@@ -11,8 +11,9 @@ trace is larger), so it is kept apart from the scenario's scored boots.
 Usage: .venv/bin/python scripts/validate-trace.py SCENARIO [--tasks] [--accel kvm|tcg]
        .venv/bin/python scripts/validate-trace.py SCENARIO --console PATH   (an earlier boot's
        console transcript instead of a new boot)
-SCENARIO is a name in validation/ or a scenario file (a sitting's: the result goes to the
-real/ directory beside it). Needs what `reclaimlab validate --boot` needs (bash
+SCENARIO is a name in validation/calibrate/ or validation/predict/ (the result goes to the
+real/ of --sitting DIR, by default the reference sitting's) or a scenario file (a sitting's own:
+the real/ directory beside it). Needs what `reclaimlab validate --boot` needs (bash
 scripts/validate-setup.sh).
 """
 
@@ -40,12 +41,10 @@ def main() -> int:
     p.add_argument("--console", type=Path, help="summarise this console transcript instead")
     p.add_argument("--tasks", action="store_true",
                    help="trace every task's scheduler events; keep <scenario>.tasks.json")
+    p.add_argument("--sitting", type=Path, help="the sitting to keep the result in (DIR/real/)")
     args = p.parse_args()
-    path = Path(args.scenario)
-    if path.suffix != ".toml":
-        path = ROOT / "validation" / f"{args.scenario}.toml"
     try:
-        s = spec.load_for_script(path)
+        s = spec.load_for_script(spec.find(args.scenario, ROOT / "validation"), args.sitting)
         if args.console is not None:
             if not args.console.is_file():
                 raise ValidateError(f"{args.console}: no such transcript")
@@ -84,7 +83,8 @@ def main() -> int:
                        " beside the kswapd summary")
         out["vmstat_delta"] = rep["vmstat_delta"]
         out["workload_time"] = ktrace.workload_time(guest.parse_transcript(text).sections["sched"])
-    kept = path.parent / "real" / f"{s.name}.{'tasks' if args.tasks else 'trace'}.json"
+    kept = s.real_dir / f"{s.name}.{'tasks' if args.tasks else 'trace'}.json"
+    kept.parent.mkdir(parents=True, exist_ok=True)
     kept.write_text(json.dumps(out, indent=1) + "\n")
     at = summary["kswapd_at_direct_reclaim"]
     print(f"{kept}: {summary['direct_reclaims']} direct reclaims (kswapd {at}), "

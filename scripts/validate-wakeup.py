@@ -1,8 +1,8 @@
 """Measure kswapd's wake-up latency in the validation guest, the figure behind the validation
 scenarios' `[cost] wakeup_latency`: one boot of a validation scenario (default
 anon-seq-reread) with kswapd0's sched_wakeup/sched_switch events traced during the workload
-(the guest's /init always traces them), written to validation/real/kswapd-wakeup.json
-(anon-seq-reread) or validation/real/<scenario>.kswapd-wakeup.json (any other scenario).
+(the guest's /init always traces them), written to the reference sitting's real/kswapd-wakeup.json
+(anon-seq-reread) or real/<scenario>.kswapd-wakeup.json (any other scenario).
 
 Usage: .venv/bin/python scripts/validate-wakeup.py [SCENARIO] [--accel kvm|tcg]
                                                    [--from sched_wakeup|wakeup_kswapd]
@@ -12,10 +12,12 @@ woke kswapd, including a stall of kswapd's vCPU after its switch onto it (docs/V
 "What a traced boot shows"), which is what the simulator's wake-up latency stands for; take
 such a boot in the same sitting as the kept results it is to go with.
 `--kept` boots nothing: it pools the samples that every kept boot of the scenario recorded
-(validation/real/<scenario>.json: `kswapd_wait_us` of each rep with `--from wakeup_kswapd`,
+(real/<scenario>.json: `kswapd_wait_us` of each rep with `--from wakeup_kswapd`,
 `kswapd_wakeup_us` with the default; the guest's /init traces every boot), so the samples come
 from the very boots the scenario is scored against.
-SCENARIO is a name in validation/ or a scenario file (a sitting's: its real/ directory).
+SCENARIO is a name in validation/calibrate/ or predict/ (the reference sitting's real/) or a
+scenario file (a sitting's own: its real/ directory). The guest profile pools the calibration
+boots' latencies itself (scripts/validate-calibrate.py); these files are the sittings' own.
 Needs what `reclaimlab validate --boot` needs (bash scripts/validate-setup.sh), except with
 `--kept`.
 """
@@ -71,10 +73,9 @@ def main() -> int:
 
 
 def load(scenario: str) -> spec.GuestSpec:
-    """validation/<scenario>.toml, or the scenario file itself; a ValidateError (exit 2) naming
-    it when it is missing or malformed."""
-    path = Path(scenario) if scenario.endswith(".toml") else ROOT / "validation" / f"{scenario}.toml"
-    return spec.load_for_script(path)
+    """validation/calibrate/ or predict/<scenario>.toml, or the scenario file itself; a
+    ValidateError (exit 2) naming it when it is missing or malformed."""
+    return spec.load_for_script(spec.find(scenario, ROOT / "validation"))
 
 
 def summary(lat: list[float]) -> dict:
@@ -98,7 +99,7 @@ def write(s: spec.GuestSpec, out: dict) -> None:
     # anon-seq-reread's boot is the validation scenarios' default sample; another scenario's
     # boot keeps its own (its workloads keep the vCPUs busier or idler than anon-seq-reread's).
     name = "kswapd-wakeup" if s.name == "anon-seq-reread" else f"{s.name}.kswapd-wakeup"
-    path = s.path.parent / "real" / f"{name}.json"
+    path = s.real_dir / f"{name}.json"
     path.write_text(json.dumps(out, indent=1) + "\n")
     print(f"{path}: {out['wakeups']} wake-ups, mean {out['mean_us']} us, "
           f"median {out['median_us']} us")

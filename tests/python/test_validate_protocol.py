@@ -190,3 +190,45 @@ def test_the_docs_generated_tables_are_the_current_output(validate_all):
     # Regenerate with `reclaimlab validate --all --write-doc docs/VALIDATION.md`.
     _, written = validate_all
     assert report.generated_part(DOC) == report.generated_part(written)
+
+
+def test_a_sitting_keeps_every_boot_with_its_start_and_an_aborted_one_with_why(
+        tmp_path, monkeypatch):
+    # Booting is replaced by the kept boots of the reference sitting (no QEMU here); the
+    # second boot aborts. The boots land in the new sitting, which stays partial.
+    from reclaimlab.validate import guest, kernel
+
+    for d in ("calibrate", "predict"):
+        shutil.copytree(VALIDATION / d, tmp_path / d)
+    shutil.copytree(VALIDATION / "sittings" / "2026-11-28", tmp_path / "sittings" / "2026-11-28")
+    ref = spec.load(tmp_path / "predict" / "mix.toml")
+    kept = store.load(ref)
+    zoneinfo = Path(kept["zoneinfo_path"]).read_text()
+
+    def boot(s, k, work, busybox, workload, r, kvm, timeout_s):
+        if r == 2:
+            raise ValidateError("boot 2: timed out after 900 s")
+        return dict(kept["reps"][r - 1], kernel=kept["kernel"], zoneinfo_before=zoneinfo,
+                    guest_settings=kept["guest_settings"])
+
+    monkeypatch.setattr(guest, "boot", boot)
+    monkeypatch.setattr(kernel, "fetch_kernel", lambda cache: type(
+        "K", (), {"package": "linux-image", "version": "6.1", "vmlinuz": Path("vmlinuz")})())
+    monkeypatch.setattr(kernel, "busybox_binary", lambda: Path("busybox"))
+    monkeypatch.setattr(kernel, "build_workload", lambda cache: Path("workload"))
+    monkeypatch.setattr(kernel, "qemu_binary", lambda: "qemu")
+    monkeypatch.setattr(kernel, "qemu_version", lambda q: "QEMU emulator version 7.2")
+    new = tmp_path / "sittings" / "2026-12-01"
+    s = spec.load(tmp_path / "predict" / "mix.toml", new)
+    data = store.boot_and_keep(s, 3, accel="tcg")
+    assert all(r["started"].endswith("+00:00") for r in data["reps"])  # each boot's start, UTC
+    assert len(data["reps"]) == 2 and data["aborted"][0]["rep"] == 2
+    assert "timed out" in data["aborted"][0]["why"]
+    rec = json.loads((new / sittings.RECORD).read_text())
+    assert [(b["scenario"], b["rep"], b["status"]) for b in rec["boots"]] == [
+        ("mix", 1, "kept"), ("mix", 2, "aborted"), ("mix", 3, "kept")]
+    assert all(b["started"] for b in rec["boots"]) and rec["complete"] is False
+    # Partial (one scenario, two boots of three): the reference stays the earlier sitting.
+    why = sittings.finish(new, tmp_path, 3)
+    assert "mix: 2 of 3 boots kept" in why and "anon-random: no kept boots" in why
+    assert sittings.reference(tmp_path) == tmp_path / "sittings" / "2026-11-28"

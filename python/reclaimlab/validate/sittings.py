@@ -73,3 +73,37 @@ def real_dir(scenario: Path, sitting: Path | None = None) -> Path:
     if role(scenario) is not None:
         return reference(validation_root(scenario)) / "real"
     return scenario.parent / "real"
+
+
+def _record(sitting: Path) -> dict:
+    path = sitting / RECORD
+    return json.loads(path.read_text()) if path.is_file() else {"complete": False, "boots": []}
+
+
+def record_boot(sitting: Path, scenario: str, entry: dict) -> None:
+    """Add one boot of ``scenario`` (its rep, start and end times, kept or aborted and why) to
+    the sitting's record; a sitting being booted is not complete until :func:`finish`."""
+    rec = _record(sitting)
+    rec["complete"] = False
+    rec["boots"].append({"scenario": scenario} | entry)
+    sitting.mkdir(parents=True, exist_ok=True)
+    (sitting / RECORD).write_text(json.dumps(rec, indent=1) + "\n")
+
+
+def finish(sitting: Path, root: Path, reps: int) -> list[str]:
+    """Mark the sitting complete when every calibration and prediction scenario has ``reps``
+    kept boots in it; the reasons it is not, otherwise (it stays partial, and the reference
+    stays the latest complete sitting)."""
+    rec = _record(sitting)
+    why = [f"{name}: no kept boots" for name in missing(sitting, root)]
+    for p in scenarios(root):
+        kept = sitting / "real" / f"{p.stem}.json"
+        if kept.is_file():
+            n = len(json.loads(kept.read_text()).get("reps", []))
+            if n < reps:
+                why.append(f"{p.stem}: {n} of {reps} boots kept")
+    rec["complete"] = not why
+    rec["incomplete_because"] = why
+    sitting.mkdir(parents=True, exist_ok=True)
+    (sitting / RECORD).write_text(json.dumps(rec, indent=1) + "\n")
+    return why

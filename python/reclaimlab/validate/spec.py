@@ -95,6 +95,17 @@ def content_hash(spec: "GuestSpec") -> str:
     return hashlib.sha256(json.dumps(guest, sort_keys=True).encode()).hexdigest()
 
 
+def find(scenario: str, validation: Path) -> Path:
+    """A scenario named on a script's command line: a file as given, or a calibration or
+    prediction scenario by name (``validation``/calibrate/ or predict/<name>.toml)."""
+    if scenario.endswith(".toml"):
+        return Path(scenario)
+    for d in sittings.ROLES:
+        if (validation / d / f"{scenario}.toml").is_file():
+            return validation / d / f"{scenario}.toml"
+    return validation / "predict" / f"{scenario}.toml"  # missing: load() names it
+
+
 def load_for_script(path: str | Path, sitting: Path | None = None) -> GuestSpec:
     """:func:`load` for the scripts under scripts/: any bad scenario is a ValidateError (exit 2)
     with the parser's own message, so each script has one error path."""

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from . import guest, kernel
+from . import guest, kernel, sittings
 from .errors import ValidateError
 from .spec import GuestSpec
 
@@ -104,12 +104,30 @@ def boot_and_keep(
             kvm = _kvm_probe[k.vmlinuz] = guest.kvm_works(k, busybox, cache / "probe")
     else:
         kvm = accel == "kvm"
-    records = []
+    records, aborted = [], []
+    # A calibration or prediction scenario boots into a sitting, which records every boot.
+    sitting = spec.real_dir.parent if spec.role is not None else None
     for r in range(1, reps + 1):
         _log(f"{spec.name}: boot {r}/{reps} ({'KVM' if kvm else 'TCG'})")
-        rep = guest.boot(spec, k, cache / "work" / spec.name, busybox, workload, r, kvm, timeout_s)
+        started = _now()
+        try:
+            rep = guest.boot(spec, k, cache / "work" / spec.name, busybox, workload, r, kvm,
+                             timeout_s)
+        except ValidateError as e:
+            # Kept with why, never dropped silently: the sitting is then incomplete.
+            aborted.append({"rep": r, "started": started, "ended": _now(), "why": str(e)})
+            if sitting is not None:
+                sittings.record_boot(sitting, spec.name, aborted[-1] | {"status": "aborted"})
+            _log(f"{spec.name}: boot {r}/{reps} aborted: {e}")
+            continue
+        rep["started"] = started
         records.append(rep)
+        if sitting is not None:
+            sittings.record_boot(sitting, spec.name, {"rep": r, "started": started,
+                                                      "ended": _now(), "status": "kept"})
         _log(f"{spec.name}: boot {r}/{reps} done, workload {rep['wall_time_s']:.1f} s")
+    if not records:
+        raise ValidateError(f"{spec.name}: every boot aborted (the first: {aborted[0]['why']})")
     first = records[0]
     meminfo = first["meminfo_before"]
     data = {
@@ -132,6 +150,7 @@ def boot_and_keep(
             "used_after_boot_kib": meminfo.get("MemTotal", 0) - meminfo.get("MemFree", 0),
         },
         "not_mirrored": spec.not_mirrored,
+        "aborted": aborted,
         "reps": [{k2: v for k2, v in rep.items() if k2 != "zoneinfo_before"} for rep in records],
     }
     jpath, zpath = kept_paths(spec)
@@ -140,6 +159,10 @@ def boot_and_keep(
     _write(jpath, json.dumps(data, indent=1, sort_keys=False) + "\n")
     data["zoneinfo_path"] = str(zpath)
     return data
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat()
 
 
 def _write(path: Path, text: str) -> None:

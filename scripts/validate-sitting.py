@@ -1,0 +1,41 @@
+"""Close a sitting (scripts/validate-real.sh's last step): mark validation/sittings/<date>/
+complete when every calibration and prediction scenario has REPS kept boots in it, else say why
+it is partial (docs/VALIDATION.md, "Protocol"). A partial sitting never becomes the reference.
+
+Usage: .venv/bin/python scripts/validate-sitting.py SITTING_DIR [--reps N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from reclaimlab.validate import sittings
+from reclaimlab.validate.errors import ValidateError
+
+ROOT = Path(__file__).resolve().parents[1] / "validation"
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("sitting", type=Path)
+    p.add_argument("--reps", type=int, default=5)
+    args = p.parse_args()
+    if not args.sitting.is_dir():
+        print(f"validate-sitting: {args.sitting}: no such sitting directory", file=sys.stderr)
+        return 2
+    why = sittings.finish(args.sitting, ROOT, args.reps)
+    if why:
+        try:
+            ref = f"the reference stays {sittings.reference(ROOT)}"
+        except ValidateError as e:
+            ref = str(e)
+        print(f"{args.sitting}: partial ({'; '.join(why)}); {ref}")
+        return 1
+    print(f"{args.sitting}: complete; it is the reference sitting now")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
