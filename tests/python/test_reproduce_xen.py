@@ -1,16 +1,15 @@
-"""``reclaimlab reproduce blkback-pool`` and ``reclaimlab reproduce persistent-grants``: seed 000's
-pool squeeze under dom0 pressure and seed 003's I/O scaling with persistent grants
-(mechanisms.md §E.B, §E.C), each check's figure read back here from the runs it came from."""
+"""``reclaimlab reproduce blkback-pool``: seed 000's pool squeeze under dom0 pressure
+(mechanisms.md §E.B), each check's figure read back here from the runs it came from. Seed 003's
+persistent grants are tested in test_reproduce_persistent_grants.py."""
 
 from __future__ import annotations
 
-import csv
 import json
 
 import pytest
 
-from reclaimlab import api, cli
-from reclaimlab.experiments import blkback_pool, persistent_grants
+from reclaimlab import cli
+from reclaimlab.experiments import blkback_pool
 from reclaimlab.results import load_run
 
 
@@ -27,14 +26,8 @@ def pool(tmp_path_factory):
     return _reproduce(tmp_path_factory, "blkback-pool")
 
 
-@pytest.fixture(scope="module")
-def grants(tmp_path_factory):
-    return _reproduce(tmp_path_factory, "persistent-grants")
-
-
 @pytest.mark.parametrize("which,statements,module", [
     ("pool", ("E.B.1", "E.B.2", "E.B.3", "E.B.4"), blkback_pool),
-    ("grants", ("E.C.1", "E.C.2", "E.C.3", "E.C.4", "E.C.5"), persistent_grants),
 ])
 def test_every_statement_is_checked_and_passes(which, statements, module, request):
     rc, root, checks = request.getfixturevalue(which)
@@ -73,25 +66,3 @@ def test_dd_throughput_is_the_runs_mean(pool):
     net = load_run(root / "throughput" / "network-1024").summary["xen"]["jobs"][0]
     assert 37 < net["runs_mb_per_s"][-1] < 40
 
-
-def test_iops_curve_is_the_runs(grants):
-    _, root, checks = grants
-    with open(root / "iops.csv") as f:
-        rows = {int(r["guests"]): r for r in csv.DictReader(f)}
-    assert sorted(rows) == persistent_grants.GUESTS
-    for g in (5, 10):
-        x = load_run(root / "scaling" / f"none-{g}").summary["xen"]
-        assert int(rows[g]["iops_none"]) == round(x["aggregate"]["iops"])
-    assert checks["E.C.1.fall"]["measured"] == int(rows[10]["iops_none"])
-    peak = max(int(r["iops_none"]) for r in rows.values())
-    assert int(rows[10]["iops_none"]) < 0.8 * peak
-    assert int(rows[10]["iops_v61"]) > int(rows[5]["iops_v61"])
-
-
-def test_a_xen_run_is_byte_identical_when_repeated(tmp_path):
-    scn = persistent_grants.scaling_scenario("none", 3, duration="50ms")
-    a = api.run(scn, out=tmp_path / "a")
-    b = api.run(scn, out=tmp_path / "b")
-    for name in ("summary.json", "vmstat"):
-        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
-    assert a.summary["xen"]["tlb_flushes"] > 0
