@@ -161,9 +161,11 @@ class Reproduction:
 
 
 def fmt(v: Any) -> str:
-    """A figure as the reports print it: thousands separated, two decimals, '-' for none."""
+    """A figure as the reports print it: thousands separated, two decimals (three significant
+    figures below 0.1), '-' for none."""
     if isinstance(v, float):
-        return f"{v:,.2f}"
+        # Three significant figures below 0.1 (a fraction like 0.0121 is not "0.01").
+        return f"{v:.3g}" if 0 < abs(v) < 0.1 else f"{v:,.2f}"
     if isinstance(v, int) and not isinstance(v, bool):
         return f"{v:,}"
     return "-" if v is None else str(v)

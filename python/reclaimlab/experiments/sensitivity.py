@@ -15,10 +15,13 @@ The sweep's directory (``out``) is an ordinary sweep directory (``sweep.toml``,
 
 from __future__ import annotations
 
+import itertools
+import json
 import math
 import os
 import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -40,12 +43,17 @@ def _toml(data: Mapping[str, Any]) -> str:
 def sweep_knob(store: Store, name: str, base: dict[str, Any], axes: dict[str, list],
                seeds: Iterable[int] = range(1, 6), workers: int | None = None,
                on_run: Callable[[str, str], None] | None = None, *,
+               points: Sequence[Mapping[str, Any]] | None = None,
                metrics: Callable[[Any], Mapping[str, Any]] | None = None,
                out: str | os.PathLike | None = None):
     """Run scenario ``base`` over ``axes`` (dotted scenario keys -> values) x ``seeds`` into
     ``store``; a pandas DataFrame with one row per run, in plan order: the axis values,
     ``seed``, ``status``, ``key``, the run's headline and vmstat counters, and what
     ``metrics(run)`` adds (``run`` is :func:`reclaimlab.results.load_run` of the entry).
+
+    ``points`` are settings of several keys that move together (a policy pair, a workload's
+    knobs): each is crossed with the axes (``axes`` may then be empty), and they go to the
+    sweep file as its ``[[include]]`` tables.
 
     ``name`` names the sweep (its directory: ``out``, default a temporary directory removed
     afterwards). ``on_run(label, status)`` is told of each run ("reused", "done" or "failed").
@@ -56,8 +64,14 @@ def sweep_knob(store: Store, name: str, base: dict[str, Any], axes: dict[str, li
     seeds = [int(s) for s in seeds]
     if not seeds:
         raise ValueError(f"sensitivity sweep {name}: no seeds")
-    if not axes or any(not isinstance(v, list) or not v for v in axes.values()):
+    if (not axes and not points) or any(not isinstance(v, list) or not v for v in axes.values()):
         raise ValueError(f"sensitivity sweep {name}: every axis needs a non-empty list of values")
+    include: list[dict[str, Any]] = []
+    if points:
+        keys = list(axes)
+        include = [{**p, **dict(zip(keys, combo))}
+                   for p in points for combo in itertools.product(*axes.values())]
+        axes = {}
     tmp = None
     if out is None:
         tmp = tempfile.TemporaryDirectory(prefix=f"reclaimlab-sens-{name}-")
@@ -67,9 +81,11 @@ def sweep_knob(store: Store, name: str, base: dict[str, Any], axes: dict[str, li
         d.mkdir(parents=True, exist_ok=True)
         write_text_atomic(d / "scenario.toml", _toml(base))
         write_text_atomic(d / "sweep.toml", _toml(
-            {"scenario": "scenario.toml", "seeds": seeds, "axes": axes}))
+            {"scenario": "scenario.toml", "seeds": seeds, "axes": axes, "include": include}))
         sw = sweeps.load(d / "sweep.toml")
-        jobs = sweeps.plan(sw)
+        # With points only, the sweep's product of no axes is the base scenario itself: not a
+        # point of this sweep.
+        jobs = [j for j in sweeps.plan(sw) if j.point or not include]
 
         ran: set[int] = set()
 
@@ -89,7 +105,7 @@ def sweep_knob(store: Store, name: str, base: dict[str, Any], axes: dict[str, li
         else:
             with store.writing(f"reclaimlab sensitivity {name}"):
                 outcome = run_all()
-        rows = []
+        rows, added = [], {}
         for job in jobs:
             row = dict(outcome.rows.get(job.index) or {"seed": job.seed, "status": "missing"})
             row.update(job.point)
@@ -101,9 +117,14 @@ def sweep_knob(store: Store, name: str, base: dict[str, Any], axes: dict[str, li
                 for k, v in run.vmstat.items():
                     row.setdefault(k, v)
                 if metrics is not None:
-                    row.update(metrics(run))
+                    extra = dict(metrics(run))
+                    added.update(dict.fromkeys(extra))
+                    row.update(extra)
             rows.append(row)
-        return pd.DataFrame(rows)
+        df = pd.DataFrame(rows)
+        # The columns ``metrics`` adds, in its order (for callers that pick them out).
+        df.attrs["metrics"] = list(added)
+        return df
     finally:
         if tmp is not None:
             tmp.cleanup()
@@ -194,3 +215,111 @@ def sensitivity_record(title: str, knob: str, value_col: str, lines: Sequence[st
             "range": range_note, "table": "\n".join(lines),
             "holds": {"n": holds[0], "of": holds[1]},
             "plot": None if plot is None else os.path.relpath(Path(plot), root)}
+
+
+# ---- a claim comparing two policies, over a knob ------------------------------------------------
+
+
+@dataclass
+class Knob:
+    """A knob of a scenario the thread does not fix, over a stated range: the labels of its
+    values, the settings (dotted scenario keys) of each, and why this range."""
+
+    key: str
+    title: str
+    labels: list[str]
+    settings: list[dict[str, Any]]
+    why: str
+
+
+@dataclass
+class PairSweep:
+    """What :func:`pair_sweep` found: one row per (value, seed) with the old policy's figures
+    (``old_*``), the new one's (``new_*``) and each check's figure (by check id); a holds
+    check per check; the manifest's records; the report's lines."""
+
+    points: Any
+    checks: list[Any]
+    records: list[dict[str, Any]]
+    lines: list[str]
+
+
+def _point_value(c: Any) -> float:
+    """A check's figure at one point, for the table and the plot: its measured number when it
+    has a band (0 when a side is zero), else 1 where it passes and 0 where it does not."""
+    if c.band is not None:
+        return 0.0 if c.zero or isinstance(c.measured, list) else float(c.measured)
+    return 1.0 if c.passed else 0.0
+
+
+def _point_verdict(c: Any) -> Callable[[float], bool]:
+    """The check's own verdict as a function of :func:`_point_value`."""
+    if c.band is None:
+        return lambda v: v == 1
+    lo, hi = c.band
+    if c.figure:
+        return lambda v: v != 0 and lo <= v / c.figure <= hi
+    return lambda v: lo <= v <= hi
+
+
+def pair_sweep(store: Store, root: Path, sit_key: str, name: str, knob: Knob,
+               pairs: Sequence[Mapping[str, Any]], base: dict[str, Any],
+               figures: Callable[[Any], Mapping[str, Any]],
+               checks: Callable[[Mapping[str, Any], Mapping[str, Any]], list[Any]],
+               seeds: Iterable[int] = range(1, 6),
+               on_run: Callable[[str, str], None] | None = None) -> PairSweep:
+    """Run ``knob`` x the two policy settings ``pairs`` (old, new) x ``seeds`` from ``base``
+    (sweep directory ``root/sensitivity/<name>``); at each (value, seed), ``checks(old
+    figures, new figures)`` as the reproduction computes them at its own point. Per check: a
+    table, a plot (``root/<sit_key>/<knob>-<check>.svg``) and a holds check (``<id>.<knob>``,
+    "holds at N of M points", which passes only if the claim holds at every point)."""
+    from .checks import holds_check
+
+    points = [{**pair, **st} for pair in pairs for st in knob.settings]
+    df = sweep_knob(store, name, base, {}, seeds, on_run=on_run, points=points, metrics=figures,
+                    out=root / SENSITIVITY_DIR / name)
+    keys = list(knob.settings[0])
+    label = {json.dumps(st, sort_keys=True): lab for lab, st in zip(knob.labels, knob.settings)}
+    df[knob.key] = [label[json.dumps({k: r[k] for k in keys}, sort_keys=True)]
+                    for _, r in df.iterrows()]
+    sel = []
+    for pair in pairs:
+        mask = df["status"] == "ok"
+        for k, v in pair.items():
+            mask &= df[k] == v
+        sel.append(df[mask].set_index([knob.key, "seed"]))
+    cols = df.attrs["metrics"]
+    pts = sel[0][cols].add_prefix("old_").join(sel[1][cols].add_prefix("new_"), how="outer")
+    pts = pts.reset_index()
+    order = {lab: i for i, lab in enumerate(knob.labels)}
+    pts = pts.assign(_o=pts[knob.key].map(order)).sort_values(["_o", "seed"]).drop(columns="_o")
+    pts = pts.reset_index(drop=True)
+    # A point whose runs did not both finish (a failed run) holds no claim.
+    per = [None if r[[f"{w}_{c}" for w in ("old", "new") for c in cols]].isna().any() else
+           checks({c: r[f"old_{c}"] for c in cols}, {c: r[f"new_{c}"] for c in cols})
+           for _, r in pts.iterrows()]
+    done = [p for p in per if p is not None]
+    if not done:
+        raise RuntimeError(f"sensitivity sweep {name}: no point finished both runs; see "
+                           f"{root / SENSITIVITY_DIR / name / 'summary.csv'}")
+    out = PairSweep(pts, [], [], [])
+    for i, first in enumerate(done[0]):
+        cid = first.id
+        pts[cid] = [math.nan if p is None else _point_value(p[i]) for p in per]
+        verdict = _point_verdict(first)
+        table, holds = sensitivity_table(pts, knob.key, cid, verdict)
+        band = None
+        if first.band is not None:
+            band = (first.band[0] * first.figure, first.band[1] * first.figure) if first.figure \
+                else first.band
+        plot = sensitivity_plot(pts, knob.key, cid, root / sit_key / f"{knob.key}-{cid}.svg",
+                                band=band, title=f"{cid} along {knob.title}")
+        c = holds_check(f"{cid}.{knob.key}", f"{first.claim}, over {knob.title} x seeds",
+                        [p is not None and p[i].passed for p in per], source=f"sweep of {knob.title}",
+                        role=first.role)
+        out.checks.append(c)
+        out.lines += [f"### {c.id}: {knob.title}", "", knob.why, "", *table, ""]
+        out.records.append(sensitivity_record(f"{cid} over {knob.title}", knob.key, cid, table,
+                                              holds, plot, root, range_note=knob.why,
+                                              check=c.id))
+    return out
