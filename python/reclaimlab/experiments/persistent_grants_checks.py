@@ -24,8 +24,9 @@ ABOUT = (0.85, 1.15)
 #: cost moves one guest's IOPS by about 0.01 %).
 FITTED = (0.99, 1.01)
 #: §E.C.2: IOPS at 10 guests at least those at 5, and at most twice (each guest is bound by
-#: its own vCPU, so twice the guests cannot do more than twice the I/O).
-SCALING = (1.0, 2.0)
+#: its own vCPU, so twice the guests cannot do more than twice the I/O), give or take 1 % for
+#: the requests a 200 ms run cuts off at its end (linear scaling sits on the upper edge).
+SCALING = (1.0, 2.02)
 #: §E.C.4 "within a few %" of the guest's CPU per request without persistent grants.
 FEW_PERCENT = (0.95, 1.05)
 #: §C.5: the caps (v3.8: 32 x 11 per device; 6.1: max_persistent_grants per ring).
@@ -84,7 +85,7 @@ def scaling_checks(variant: str, iops: Mapping[int, int]) -> list[Check]:
     return [
         range_check(f"E.C.2.{variant}", f"with persistent grants ({variant}) IOPS at 10 guests "
                     f"against 5 ({at10:,} / {at5:,})", round(at10 / at5, 3), *SCALING,
-                    source="spec §E.C.2; at most 2x for twice the guests"),
+                    source="spec §E.C.2; at most about 2x for twice the guests"),
         holds_check(f"E.C.2.knee.{variant}", f"and do not decline at any guest added ({variant})",
                     [b >= a for a, b in _steps([iops[g] for g in guests])],
                     source="spec §E.C.2"),
