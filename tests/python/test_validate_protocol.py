@@ -232,3 +232,41 @@ def test_a_sitting_keeps_every_boot_with_its_start_and_an_aborted_one_with_why(
     why = sittings.finish(new, tmp_path, 3)
     assert "mix: 2 of 3 boots kept" in why and "anon-random: no kept boots" in why
     assert sittings.reference(tmp_path) == tmp_path / "sittings" / "2026-11-28"
+
+
+def test_a_sittings_speed_factor_scales_every_time_of_the_profile(tmp_path):
+    prof = profile.load(PROFILE)
+    # The profile's own sitting runs at its pace: factor 1, the profile untouched.
+    ref = VALIDATION / "sittings" / "2026-11-28"
+    assert calibrate.speed_factor(VALIDATION, ref, prof) == pytest.approx(1.0, abs=1e-12)
+    # The afternoon's partial re-sitting has one calibration scenario, file-stream: its factor
+    # is that scenario's mean run length there over the morning's.
+    afternoon = VALIDATION / "sittings" / "2026-11-28-afternoon"
+
+    def wall(d: Path) -> float:
+        reps = json.loads((d / "real" / "file-stream.json").read_text())["reps"]
+        return statistics.fmean(r["wall_time_s"] for r in reps)
+
+    factor = calibrate.speed_factor(VALIDATION, afternoon, prof)
+    assert factor == pytest.approx(wall(afternoon) / wall(ref)) and 0.5 < factor < 0.7
+    fast = profile.scaled(prof, factor, tmp_path)
+    for section in profile.SECTIONS:
+        for key, value in prof.get(section, {}).items():
+            if key == "wakeup_latency_samples":
+                continue
+            assert spec.duration_ns(fast[section][key]) == pytest.approx(
+                spec.duration_ns(value) * factor, abs=1), key
+    old = json.loads(Path(prof["cost"]["wakeup_latency_samples"]).read_text())["latencies_us"]
+    new = json.loads(Path(fast["cost"]["wakeup_latency_samples"]).read_text())["latencies_us"]
+    assert new == pytest.approx([x * factor for x in old])
+    assert fast["profile"]["speed_factor"] == factor
+
+
+def test_bad_profile_and_speed_are_one_line_exit_2(tmp_path, capsys):
+    mix = str(VALIDATION / "predict" / "mix.toml")
+    code = cli.main(["validate", "--reps", "1", "--profile", str(tmp_path / "none.toml"), mix])
+    err = capsys.readouterr().err
+    assert code == 2 and "no such profile" in err and "Traceback" not in err
+    code = cli.main(["validate", "--reps", "1", "--speed", "fast", mix])
+    err = capsys.readouterr().err
+    assert code == 2 and "--speed 'fast': give `auto` or a positive number" in err

@@ -9,7 +9,9 @@ import sys
 from pathlib import Path
 
 from ..api import ScenarioError
-from ..validate import balloon, balloon_compare, compare, profile, report, sittings, spec, store
+from ..validate import (
+    balloon, balloon_compare, calibrate, compare, profile, report, sittings, spec, store,
+)
 from ..validate.errors import ValidateError
 from ..validate.guest import DEFAULT_TIMEOUT_S
 from ._common import CliError, positive_int
@@ -41,6 +43,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="the guest profile merged into each scenario before simulating (default: "
         f"{profile.default_path(VALIDATION_DIR)} for calibration and prediction scenarios, "
         "none for a scenario with its own [cost]); `none`: no costs at all",
+    )
+    p.add_argument(
+        "--speed", metavar="auto|FACTOR",
+        help="scale every time of the profile by the sitting's speed factor: FACTOR, or `auto`, "
+        "the geometric mean over the calibration scenarios of their mean run length in the "
+        "sitting over that in the profile's own sitting (default: 1, the profile's pace)",
     )
     p.add_argument(
         "--sitting", metavar="DIR",
@@ -129,10 +137,23 @@ def _profile(args: argparse.Namespace, s: spec.GuestSpec) -> dict | None:
     if args.profile == "none":
         return None
     if args.profile:
-        return profile.load(Path(args.profile))
-    if s.role is not None:
-        return profile.load(profile.default_path(sittings.validation_root(s.path)))
-    return None
+        prof = profile.load(Path(args.profile))
+    elif s.role is not None:
+        prof = profile.load(profile.default_path(sittings.validation_root(s.path)))
+    else:
+        return None
+    if not args.speed:
+        return prof
+    if args.speed == "auto":
+        factor = calibrate.speed_factor(VALIDATION_DIR, s.real_dir.parent, prof)
+    else:
+        try:
+            factor = float(args.speed)
+        except ValueError:
+            raise CliError(f"--speed {args.speed!r}: give `auto` or a positive number") from None
+        if not factor > 0:
+            raise CliError(f"--speed {args.speed!r}: give `auto` or a positive number")
+    return profile.scaled(prof, factor, store.CACHE / "speed")
 
 
 def _sitting(args: argparse.Namespace, path: Path) -> Path | None:

@@ -37,7 +37,8 @@ from pathlib import Path
 from typing import Any
 
 from .. import api
-from . import costs, profile, store
+from . import costs, profile, sittings, store
+from . import spec as spec_module
 from .errors import ValidateError
 from .spec import GuestSpec, duration_ns, size_bytes
 
@@ -252,3 +253,27 @@ def profile_values(path: Path) -> dict[str, float]:
         out |= {f"{section}.{k}": duration_ns(v) / 1e3 for k, v in doc.get(section, {}).items()}
     return out
 
+
+
+def speed_factor(root: Path, sitting: Path, prof: dict[str, Any]) -> float:
+    """A sitting's speed factor against the profile ``prof`` (docs/VALIDATION.md, "The speed
+    factor of a sitting"): over the calibration scenarios both sittings kept, the geometric
+    mean of the ratio of their mean run lengths, this sitting's over the profile's own."""
+    own = Path(prof["profile"]["sitting"])
+    ratios = []
+    for path in sittings.scenarios(root):
+        if sittings.role(path) != "calibration":
+            continue
+        walls = []
+        for d in (sitting, own):
+            try:
+                reps = store.load(spec_module.load(path, d))["reps"]
+            except ValidateError:
+                break
+            walls.append(statistics.fmean(r["wall_time_s"] for r in reps))
+        if len(walls) == 2:
+            ratios.append(walls[0] / walls[1])
+    if not ratios:
+        raise ValidateError(f"{sitting}: no kept boots of a calibration scenario to take its "
+                            "speed factor from; give --speed FACTOR")
+    return statistics.geometric_mean(ratios)

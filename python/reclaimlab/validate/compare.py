@@ -176,6 +176,8 @@ class Comparison:
     # with: a profile's path, "own [cost]", or "none" (the baseline).
     role: str | None = None
     costs: str = "own [cost]"
+    # The sitting's speed factor the profile's times were scaled by (1: the profile's own pace).
+    speed: float = 1.0
 
     @property
     def score(self) -> tuple[int, int]:
@@ -199,6 +201,7 @@ class Comparison:
             "scenario": self.scenario,
             "role": self.role,
             "costs": self.costs,
+            "speed_factor": self.speed,
             "real_reps": self.reps,
             "sim_seeds": self.seeds,
             "kernel": self.kept.get("kernel"),
@@ -364,6 +367,8 @@ def compare(
     c.role = spec.role
     c.costs = ("none" if baseline else profile["profile"]["path"] if profile is not None
                else "own [cost]" if "cost" in spec.document else "none")
+    if profile is not None and not baseline:
+        c.speed = float(profile["profile"].get("speed_factor", 1.0))
     walls = [rep["wall_time_s"] for rep in kept["reps"] if "wall_time_s" in rep]
     if walls and len(walls) == len(kept["reps"]):
         c.run_length = make_row("run length (s)", walls, times)

@@ -10,11 +10,13 @@ itself is refused, so no scenario can carry a cost of its own.
 
 from __future__ import annotations
 
+import json
 import tomllib
 from pathlib import Path
 from typing import Any
 
 from .errors import ValidateError
+from .spec import duration_ns
 
 DEFAULT_NAME = "debian-6.1-tcg"
 # The sections a profile may set, and within [swap] and [disk] the keys it may set (the
@@ -58,7 +60,10 @@ def load(path: Path) -> dict[str, Any]:
             raise ValidateError(f"{path}: wakeup_latency_samples {samples!r}: no such file "
                                 f"({resolved})")
         cost["wakeup_latency_samples"] = str(resolved)
-    doc.setdefault("profile", {})["path"] = str(path)
+    meta = doc.setdefault("profile", {})
+    meta["path"] = str(path)
+    if "sitting" in meta:
+        meta["sitting"] = str((path.parent / meta["sitting"]).resolve())
     return doc
 
 
@@ -91,4 +96,28 @@ def without_costs(scenario: dict[str, Any]) -> dict[str, Any]:
     for section in ("swap", "disk"):
         if section in out:
             out[section] = {k: v for k, v in out[section].items() if k not in DEVICE_KEYS}
+    return out
+
+
+def scaled(prof: dict[str, Any], factor: float, cache: Path) -> dict[str, Any]:
+    """``prof`` with every time in it multiplied by ``factor`` (a sitting's speed factor:
+    docs/VALIDATION.md, "Protocol"): the costs, the device latencies and each wake-up latency
+    sample, the samples written to a file of their own under ``cache``."""
+    if factor == 1.0:
+        return prof
+    out = {k: dict(v) for k, v in prof.items()}
+    for section in SECTIONS:
+        for key, value in out.get(section, {}).items():
+            if key != "wakeup_latency_samples":
+                out[section][key] = f"{round(duration_ns(value) * factor)}ns"
+    samples = out.get("cost", {}).get("wakeup_latency_samples")
+    if samples:
+        data = json.loads(Path(samples).read_text())
+        data["latencies_us"] = [x * factor for x in data["latencies_us"]]
+        data["speed_factor"] = factor
+        path = cache / f"{Path(samples).stem}-x{factor:.4f}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(data) + "\n")
+        out["cost"]["wakeup_latency_samples"] = str(path.resolve())
+    out["profile"]["speed_factor"] = factor
     return out

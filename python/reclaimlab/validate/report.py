@@ -72,7 +72,8 @@ def _costs(c: Comparison) -> str:
         p = p.resolve().relative_to(Path.cwd())
     except ValueError:
         pass
-    return f"the profile {p.as_posix()}"
+    speed = f" at the sitting's speed factor {c.speed:.3f}" if c.speed != 1.0 else ""
+    return f"the profile {p.as_posix()}{speed}"
 
 
 def _run_length(c: Comparison) -> list[str]:
