@@ -1,11 +1,14 @@
 """Print what a sitting's boots measured of the guest's costs (reclaimlab.validate.costs): the
 reclaim costs by a page's fate and the disks' request latencies from the scored boots'
 traces, and the workload tasks' CPU time from the scenario's `--tasks` boot, if kept. These
-are the figures a sitting's `[cost]`, `[swap]` and `[disk]` take (docs/VALIDATION.md).
+are the figures a sitting's own `[cost]`, `[swap]` and `[disk]` took before the protocol;
+under it the guest profile takes the calibration scenarios' (scripts/validate-calibrate.py;
+docs/VALIDATION.md, "Protocol").
 
 Usage: .venv/bin/python scripts/validate-costs.py SCENARIO.toml [...]
-Boots nothing: reads the kept results beside each scenario (real/<scenario>.json,
-real/<scenario>.tasks.json).
+Boots nothing: reads each scenario's kept results (real/<scenario>.json,
+real/<scenario>.tasks.json: a calibration or prediction scenario's in the reference sitting,
+a sitting's own scenario's beside it).
 """
 
 from __future__ import annotations

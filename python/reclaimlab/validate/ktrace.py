@@ -45,7 +45,7 @@ off its CPU) and the reclaim events `mm_vmscan_wakeup_kswapd`, `mm_vmscan_kswapd
 
 These are the facts behind the simulator's choices for the validation scenarios (their wake-up
 latency and the cost of reclaiming a mapped page; docs/VALIDATION.md), kept as
-`validation/real/<scenario>.trace.json` by `scripts/validate-trace.py`.
+`<sitting>/real/<scenario>.trace.json` by `scripts/validate-trace.py`.
 """
 
 from __future__ import annotations
