@@ -5,6 +5,7 @@ harness and the comparison are in :mod:`reclaimlab.validate`."""
 from __future__ import annotations
 
 import argparse
+import datetime
 import sys
 from pathlib import Path
 
@@ -145,7 +146,8 @@ def _profile(args: argparse.Namespace, s: spec.GuestSpec) -> dict | None:
     if not args.speed:
         return prof
     if args.speed == "auto":
-        factor = calibrate.speed_factor(VALIDATION_DIR, s.real_dir.parent, prof)
+        root = sittings.validation_root(s.path) if s.role else VALIDATION_DIR
+        factor = calibrate.speed_factor(root, s.real_dir.parent, prof)
     else:
         try:
             factor = float(args.speed)
@@ -161,8 +163,6 @@ def _sitting(args: argparse.Namespace, path: Path) -> Path | None:
         return Path(args.sitting)
     if args.boot and sittings.role(path) is not None:
         # A new sitting is today's; the reference stays the latest complete one.
-        import datetime
-
         today = datetime.datetime.now(datetime.timezone.utc).date().isoformat()
         return sittings.validation_root(path) / "sittings" / today
     return None
