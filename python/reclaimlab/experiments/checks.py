@@ -180,7 +180,7 @@ def _extras(c: Check) -> str:
     """What a verdict line says beyond expected and measured: ratio, zero, band, holds, role."""
     parts = []
     if c.ratio is not None:
-        parts.append(f"ratio {c.ratio:,.3g}")
+        parts.append(f"ratio {c.ratio:,.4g}")
     if c.zero:
         parts.append(c.zero)
     if c.band is not None and c.figure is None:
