@@ -195,6 +195,21 @@ def test_e_a5_over_seeds_is_counted(repro, monkeypatch):
     # At the reproduction's own point (300,000) and seed 1: the verdict of E.A.5.x0.oom.
     assert got["E.A.5.x0.oom.seeds"].holds == (int(x0.summary["headline"]["oom_kill"] >= 1), 1)
     assert got["E.A.5.x0.oom.log"].holds[1] == 2
+    # Swapped (the same runs): X2 where X0 goes is never killed, X0 where X2 goes is.
+    monkeypatch.setattr(exp, "FSMARK_PAIRS", [("chinner", "X2"), ("legacy", "X0")])
+    swapped = {c.id: c for c in exp.sensitivity(store, root, "fsmark-sensitivity")[0]}
+    assert swapped["E.A.5.x0.oom.seeds"].holds == (0, 1)
+    assert not swapped["E.A.5.x2.slower.seeds"].passed
+
+
+def test_exact_checks_fail_on_the_wrong_variant(monkeypatch):
+    # A broken engine call: every variant computed by legacy's code. chinner's and 6.1's
+    # planned scans (84,211 for kswapd, 1,122) and 6.1's saturation are then wrong.
+    real = exp.call
+    monkeypatch.setattr(exp, "call", lambda v, nr, **kw: real("legacy", nr, **kw))
+    got = {c.id: c for c in exp.exact_checks() + exp.windup_checks()}
+    for cid in ("E.A.2.chinner.kswapd", "E.A.2.chinner.direct", "E.A.2.v61.direct", "E.A.3.v61"):
+        assert not got[cid].passed, cid
 
 
 def test_policies_lists_the_new_switches():
