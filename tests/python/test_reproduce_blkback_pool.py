@@ -126,8 +126,13 @@ def test_e_b3_fails_on_the_wrong_set_ups():
     # "No cost" where dom0 is the bottleneck fails; the control on a latency-bound set-up fails.
     got = {c.id: c for c in bc.e_b3_checks({("ramdisk", m): r for m, r in bound.items()})}
     assert not got["E.B.3.ramdisk"].passed and not got["E.B.3.ramdisk.rate"].passed
-    ctl = bc.e_b3_checks({("dom0-bound", m): r for m, r in slow.items()})
+    ctl = bc.e_b3_checks({("dom0-bound", m): r for m, r in slow.items()},
+                         {("dom0-bound", m): 1.0 for m in slow})
     assert [c.id for c in ctl] == ["E.B.3.dom0-bound"] and not ctl[0].passed
+    # The dom0-bound rates without a busy dom0 CPU do not make a control either.
+    idle = bc.e_b3_checks({("dom0-bound", m): r for m, r in bound.items()},
+                          {("dom0-bound", m): 0.1 for m in bound})
+    assert not idle[0].passed and "not the bottleneck" in idle[0].zero
     # A network disk twice as fast as the thread's is off its calibration.
     fast = bp.dd_scenario("network", 1024)
     fast["guest"][0]["vbd"][0]["bandwidth"] = "74MiB/s"
