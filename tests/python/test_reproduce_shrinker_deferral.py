@@ -147,6 +147,21 @@ def test_checks_fail_with_the_policies_swapped(repro):
     assert not got["E.A.4.stalls"].passed and not got["E.A.4.stalls.bound"].passed
 
 
+def test_completes_asks_for_every_file_of_the_creator(repro, tmp_path):
+    # A broken set-up: X2 cut off by the run's time cap long before its 800,000 files. Not
+    # killed, but not complete either (the engine then records the cap as the creator's end).
+    _, root, _, _ = repro
+    scn = exp.fsmark_scenario("chinner", "X2", 1)
+    scn["sim"]["max_duration"] = "10s"
+    cut = exp.fsmark_figures(load_run(api.ensure_result(scn, Store(tmp_path / "s"), seed=1).path))
+    assert cut["oom"] == 0 and not cut["done"] and cut["end_ns"] == 10_000_000_000
+    x0 = exp.fsmark_figures(load_run(root / "fsmark" / "legacy+X0"))
+    got = {c.id: c for c in exp.e_a5_checks(x0, cut)}
+    assert not got["E.A.5.x2.completes"].passed
+    x2 = load_run(root / "fsmark" / "chinner+X2")
+    assert exp.fsmark_figures(x2)["done"] == (x2.summary["fsmark"]["files_created"] == 800_000)
+
+
 def _tail(run) -> float:
     a = run.summary["latency"]["allocation"]
     return round(a["p99_ns"] / a["p50_ns"], 2)
