@@ -41,6 +41,9 @@ def test_checks_are_recorded_and_the_report_says_their_verdicts(repro):
         assert {"figure", "band", "ratio", "role", "source"} <= set(c)
     assert checks["E.D.1.D2.fresh"]["band"] == list(fc.D2_GUESTS)
     assert checks["E.D.3.control"]["role"] == "control"
+    assert checks["E.D.1.D2.fresh"]["role"] == "prediction"
+    assert {c.id: c.role for c in fc.e_d1_checks(_counts(root), fresh=False)}[
+        "E.D.1.D2"] == "calibration"
     failed = sum(not c["pass"] for c in checks.values())
     assert (root / "report.md").read_text().count("- FAIL ") == failed
     assert rc == (1 if failed else 0)

@@ -111,8 +111,12 @@ def e_d1_checks(c: dict[str, int], *, fresh: bool) -> list[Check]:
     got = [
         range_check(f"E.D.1.D1{tag}", f"without hinting the host runs 3 guests ({where})",
                     c["D1"], *D1_GUESTS, source=f"{SEED}, no hinting"),
+        # On aged guests this is the figure the binary reading of the seed's units was chosen
+        # by (commit e558969 made it pass): a calibration input, not a prediction. On fresh
+        # guests, the thread's own, it is a prediction.
         range_check(f"E.D.1.D2{tag}", f"with the RFC v8 capture arrays it runs 5 to 7 ({where})",
-                    c["D2"], *D2_GUESTS, source=f"{SEED}, hinting"),
+                    c["D2"], *D2_GUESTS, source=f"{SEED}, hinting",
+                    role="prediction" if fresh else "calibration"),
     ]
     if "D2stored" in c:
         got.append(range_check(f"E.D.1.D2stored{tag}", "so does the patch's stored code "
