@@ -108,16 +108,40 @@ def sweep_checks(old: dict[str, Any], new: dict[str, Any]) -> list[Check]:
     return [e_b1_calibration(fig[0])[0], *e_b1_checks(fig[0], fig[1], "B3")[:2]]
 
 
+#: The thread's duration sweep under B3 (v13 message, pswpout at 1, 10 and 100 ms): 5,095,
+#: 3,967, 3,348; so 1 ms leaves 1.28x what 10 ms does and 100 ms 0.84x (v2's B2: 1.93x and
+#: 1.00x). Band of the 1 ms ratio: 0.8-2, whose lower edge (1.03) keeps "1 ms leaves more"
+#: and whose upper edge is the cuts' factor of 2 (v2's 1.93 is inside); of the 100 ms ratio:
+#: a factor of 2 either way (v2's 1.00 is inside).
+DURATION_OUT = {1: 5_095, 10: 3_967, 100: 3_348}
+SHORT_BAND, LONG_BAND = (0.8, 2.0), (0.5, 2.0)
+
+
 def e_b2_checks(pswpout: dict[int, int]) -> list[Check]:
-    """The squeeze duration (B3): 1 ms leaves more swap-out than 10 ms; 100 ms gains little."""
+    """The squeeze duration (B3): 1 ms leaves more swap-out than 10 ms, 100 ms gains little;
+    and the two ratios against the thread's."""
     o1, o10, o100 = pswpout[1], pswpout[10], pswpout[100]
-    return [
+    src = "seed 000 v13 (B3) duration sweep"
+    got = [
         Check("E.B.2.short", "1 ms leaves more swap-out than 10 ms", f"> {o10:,}", o1, o1 > o10,
               source="spec §E.B.2"),
         Check("E.B.2.returns", "and 100 ms gains little over 10 ms: diminishing returns above "
               f"10 ms", f"10 -> 100 ms gain < 1/5 of the 1 -> 10 ms gain ({o1 - o10:,})",
               o10 - o100, o1 > o10 and o10 - o100 < (o1 - o10) / 5, source="spec §E.B.2"),
     ]
+    for cid, ms, claim, num, fig, band in (
+            ("E.B.2.short.size", 1, "swap-out at 1 ms against 10 ms, as the thread measured",
+             o1, DURATION_OUT[1] / DURATION_OUT[10], SHORT_BAND),
+            ("E.B.2.returns.size", 100, "swap-out at 100 ms against 10 ms, as the thread "
+             "measured", o100, DURATION_OUT[100] / DURATION_OUT[10], LONG_BAND)):
+        if o10 == 0 or num == 0:
+            got.append(Check(cid, claim, f"ratio to {src}'s {fig:.2f} in [{band[0]}, {band[1]}]",
+                             None, False, figure=round(fig, 3), band=band,
+                             zero=f"no swap-out at {10 if o10 == 0 else ms} ms", source=src))
+        else:
+            got.append(band_check(cid, claim, round(num / o10, 3), round(fig, 3), *band,
+                                  source=src))
+    return got
 
 
 def _mean(xs: list[float]) -> float:
