@@ -242,7 +242,7 @@ fn show_defaults(
     name: &str,
 ) -> PyResult<String> {
     let s = Source::new(path, text, name)?.load(py)?;
-    py.allow_threads(|| catch_unwind(|| scenario::show::to_toml(&s)))
+    py.allow_threads(|| catch_unwind(|| scenario::to_toml(&s)))
         .map_err(internal_error)
 }
 
