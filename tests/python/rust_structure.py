@@ -1,22 +1,29 @@
 """The module structure of the Rust crates: which source file refers to which, import cycles,
-and file length. Used by ``test_structure.py`` and, for people, ``scripts/check-structure.py``.
+file length, and references up to a crate root. Used by ``test_structure.py`` and, for people,
+``scripts/check-structure.py`` (which adds the Python packages, see ``py_structure.py``).
 
 What counts as a reference from one file to another:
 
-* ``use crate::...``, ``use super::...`` and ``use self::...`` (also ``pub use``), with nested
-  ``{...}`` groups, ``self`` inside a group, globs and ``as`` renames;
-* an inline path ``crate::a::b`` anywhere in code (``$crate::`` in macros too).
+* ``use crate::...``, ``use super::...``, ``use self::...`` and a module's ``use child::...``
+  of one of its own child modules (also ``pub use``), with nested ``{...}`` groups, ``self``
+  inside a group, globs and ``as`` renames;
+* an inline path anywhere in code, in a signature or an expression: ``crate::a::b``
+  (``$crate::`` in macros too), ``super::x::Y``, ``self::x::Y``, and ``child::f`` when
+  ``child`` is a child module of the file's module (``pub(in crate::a)`` is not a path).
 
 Each is resolved to the file of the longest module prefix of its path that is a file
 (``a/b.rs`` or ``a/b/mod.rs`` is module ``a::b``; ``lib.rs`` is the crate root), so
 ``crate::mm::zone::Zone`` is a reference to ``mm/zone.rs``. ``super`` and ``self`` are taken
-relative to the module the ``use`` is in, inline ``mod name { ... }`` blocks included.
+relative to the module the path is in, inline ``mod name { ... }`` blocks included.
+
+A reference to a module the file is nested in (``use super::Machine`` from a child of
+``machine/mod.rs``) is kept but marked ``upward`` and is not an edge of the import graph: that is
+how Rust nesting reads, and the parent naming its children is the other direction. A reference
+up to a crate root (``lib.rs``) is reported on its own (``root_refs``).
 
 Left out, because they are not part of the crate's structure: comments (doc links included),
 string and char literals, ``#[cfg(test)] mod NAME { ... }`` blocks, files named ``tests.rs``
-that their parent declares as ``#[cfg(test)] mod tests;``, and ``src/bin/``. Plain relative
-paths (``use child::X`` in a parent) are not followed: a parent naming its own children is how
-Rust modules are built, not a dependency worth policing.
+that their parent declares as ``#[cfg(test)] mod tests;``, and ``src/bin/``.
 """
 
 from __future__ import annotations

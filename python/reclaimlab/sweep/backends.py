@@ -18,14 +18,14 @@ from .file import SweepError
 from .planning import Job
 
 
-def run_job(text: str, name: str, seed: int) -> dict[str, Any]:
+def run_job(text: str, name: str, seed: int, base_dir: str | None = None) -> dict[str, Any]:
     """Run one job where it is scheduled (a pool worker, a Ray task): the result's files,
     encoded, or the error. Errors are returned, not raised: a run that fails fails the same way
     every time (the simulator is deterministic), so there is nothing to retry. The times cover
     the simulation and the encoding of its files, what ``reclaimlab run`` does for one run."""
     cpu, wall = time.process_time(), time.perf_counter()
     try:
-        r = api.run(api.Source(text=text, name=name), seed=seed)
+        r = api.run(api.Source(text=text, name=name, base_dir=base_dir), seed=seed)
     except Exception as e:  # noqa: BLE001 - recorded with the run, the sweep goes on
         return {"ok": False, "error": f"{type(e).__name__}: {str(e).strip()}"}
     files = result_files(r.texts(), r.series)
@@ -66,7 +66,7 @@ class _Local:
         )
 
     def submit(self, job: Job):
-        return self.pool.submit(run_job, job.text, job.name, job.seed)
+        return self.pool.submit(run_job, job.text, job.name, job.seed, job.base_dir)
 
     def results(self, handles: dict) -> Iterable[tuple[Any, dict[str, Any]]]:
         from concurrent.futures import as_completed
@@ -130,7 +130,7 @@ class _Ray:
         self.remote = ray.remote(max_retries=self.RETRIES, num_cpus=1)(run_job)
 
     def submit(self, job: Job):
-        return self.remote.remote(job.text, job.name, job.seed)
+        return self.remote.remote(job.text, job.name, job.seed, job.base_dir)
 
     def results(self, handles: dict) -> Iterable[tuple[Any, dict[str, Any]]]:
         pending = list(handles)

@@ -6,22 +6,15 @@ from __future__ import annotations
 import copy
 import itertools
 import json
-import os
 import re
 import tomllib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from .. import api
 from ..store import Store
 from .file import Pos, Sweep, _Where
-
-#: Paths inside a scenario, resolved against the scenario file's directory by the engine. A
-#: sweep hands the engine TOML text, so it makes them relative to the current directory the
-#: same way (then the resolved scenario, and so the store key, equals the file's own).
-PATH_KEYS = (("host", "zoneinfo"), ("workload", "*", "trace", "path"))
 
 
 @dataclass
@@ -35,32 +28,15 @@ class Job:
     name: str
     key: str = ""
     resolved: str = field(default="", repr=False)
+    #: The base scenario file's directory (absolute): the engine resolves the scenario's
+    #: relative paths, whatever keys hold them, against it, as it does for the file itself,
+    #: so the resolved scenario (and so the store key) is the file's own, from any directory.
+    base_dir: str = ""
 
     @property
     def label(self) -> str:
         pts = ", ".join(f"{k}={v}" for k, v in self.point.items())
         return f"{pts}{', ' if pts else ''}seed {self.seed}"
-
-
-def _absolutize_paths(data: dict[str, Any], base: Path) -> None:
-    """Make the scenario's relative paths relative to the current directory (see PATH_KEYS),
-    joined lexically as the engine joins them for a scenario file."""
-    def walk(node: Any, keys: Sequence[str]) -> None:
-        if not keys:
-            return
-        head, rest = keys[0], keys[1:]
-        if head == "*":
-            for item in node if isinstance(node, list) else []:
-                walk(item, rest)
-        elif isinstance(node, dict) and head in node:
-            if not rest:
-                if isinstance(node[head], str) and not os.path.isabs(node[head]):
-                    node[head] = os.path.join(base, node[head])
-            else:
-                walk(node[head], rest)
-
-    for keys in PATH_KEYS:
-        walk(data, keys)
 
 
 def set_key(data: dict[str, Any], dotted: str, value: Any) -> None:
@@ -98,15 +74,14 @@ def _element(items: list, part: str, where: str) -> Any:
     raise KeyError(f"{where!r}: no element named {part!r} (names: {names}; or use an index from 0)")
 
 
-def _scenario_text(base: dict[str, Any], point: Mapping[str, Any], base_dir: Path) -> str:
-    """The scenario of a point as TOML text; paths (the base's and the axes') are relative to
-    the scenario file's directory, as in the file itself."""
+def _scenario_text(base: dict[str, Any], point: Mapping[str, Any]) -> str:
+    """The scenario of a point as TOML text; its paths (the base's and the axes') stay relative
+    to the scenario file's directory, which the engine is given with the text (``Job.base_dir``)."""
     import tomli_w
 
     data = copy.deepcopy(base)
     for k, v in point.items():
         set_key(data, k, v)
-    _absolutize_paths(data, base_dir)
     return tomli_w.dumps(data)
 
 
@@ -151,7 +126,7 @@ def plan(sweep: Sweep) -> list[Job]:
     # (ScenarioError, which the command line prints as is).
     api.validate(sweep.scenario)
     base = tomllib.loads(sweep.scenario.read_text(encoding="utf-8"))
-    base_dir = sweep.scenario.parent
+    base_dir = str(sweep.scenario.parent.resolve())
     name = str(sweep.scenario)
 
     def check(point: Mapping[str, Any], at: Callable[[bool], Pos | None], what: str) -> str:
@@ -159,8 +134,8 @@ def plan(sweep: Sweep) -> list[Job]:
         if the key is at fault, else at ``at(False)`` (the value's)."""
         text = ""
         try:
-            text = _scenario_text(base, point, base_dir)
-            return api.resolved_scenario(api.Source(text=text, name=name))
+            text = _scenario_text(base, point)
+            return api.resolved_scenario(api.Source(text=text, name=name, base_dir=base_dir))
         except KeyError as e:
             raise where.error(at(True), f"{what}: {e.args[0]}") from None
         except api.ScenarioError as e:
@@ -184,9 +159,9 @@ def plan(sweep: Sweep) -> list[Job]:
             lambda _key, first=first, inc=inc: (where.key(first, inc) if first else where.top("scenario")),
             f"the point {desc}",
         )
-        text = _scenario_text(base, point, base_dir)
+        text = _scenario_text(base, point)
         for seed in sweep.seeds:
-            job = Job(len(jobs), point, seed, text, name)
+            job = Job(len(jobs), point, seed, text, name, base_dir=base_dir)
             job.resolved = resolved
             job.key = Store.key(resolved, seed)
             jobs.append(job)

@@ -36,6 +36,18 @@ pub fn parse_str(text: &str, file: &str) -> Result<Scenario, ScenarioError> {
     parse::parse_str(&sections::ROOT, text, file)
 }
 
+/// Parse a scenario from TOML text whose relative paths (every key of type path: `host.zoneinfo`,
+/// `cost.wakeup_latency_samples`, a workload's or a guest's `trace.path`...) are resolved
+/// against `base_dir`, as if the text were a file there: what a front end that builds a
+/// scenario from a file's text (a sweep point) gives to mean "the paths of that file".
+pub fn parse_str_in(
+    text: &str,
+    file: &str,
+    base_dir: &std::path::Path,
+) -> Result<Scenario, ScenarioError> {
+    parse::parse_str_in(&sections::ROOT, text, file, base_dir)
+}
+
 /// Read and parse a scenario file. Relative paths are resolved against the directory holding
 /// the scenario file.
 pub fn parse_file(path: &std::path::Path) -> Result<Scenario, ScenarioError> {

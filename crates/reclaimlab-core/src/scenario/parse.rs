@@ -34,6 +34,17 @@ pub(super) fn parse_str(
     parse_with_base(root, text, file, None)
 }
 
+/// Parse TOML text by `root`, resolving relative paths against `base_dir`
+/// (`scenario::parse_str_in`).
+pub(super) fn parse_str_in(
+    root: &Section<Scenario>,
+    text: &str,
+    file: &str,
+    base_dir: &Path,
+) -> Result<Scenario, ScenarioError> {
+    parse_with_base(root, text, file, Some(base_dir))
+}
+
 /// Read and parse a scenario file by its top-level section `root` (`scenario::parse_file`).
 /// Relative paths are resolved against the directory holding the scenario file.
 pub(super) fn parse_file(root: &Section<Scenario>, path: &Path) -> Result<Scenario, ScenarioError> {

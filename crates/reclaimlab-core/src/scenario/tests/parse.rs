@@ -486,6 +486,13 @@ fn wakeup_latency_samples_are_read_relative_to_the_scenario() {
     assert!(shown.contains(&format!("wakeup_latency_samples = \"{}\"", samples.path)));
     let again = parse_str(&shown, "shown.toml").unwrap();
     assert_eq!(again.cost, s.cost);
+    // The file's text parsed from elsewhere finds the samples only when told the file's
+    // directory (what a sweep does for each of its points).
+    let text = std::fs::read_to_string(&scn).unwrap();
+    let e = parse_str(&text, "point.toml").unwrap_err().to_string();
+    assert!(e.contains("does not exist"), "{e}");
+    let from_text = crate::scenario::parse_str_in(&text, "point.toml", &dir).unwrap();
+    assert_eq!(from_text.cost, s.cost);
 
     // A missing file, and a file without samples, are errors at the key.
     std::fs::write(
