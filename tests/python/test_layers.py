@@ -42,7 +42,7 @@ def test_contracts_are_kept():
 
 
 def test_contracts_catch_an_upward_import_and_a_cycle(tmp_path):
-    """A copy of the package with five wrong imports breaks every contract: without this, a
+    """A copy of the package with six wrong imports breaks every contract: without this, a
     contract that matched nothing (a typo in a module name) would pass silently."""
     copy = tmp_path / "reclaimlab"
     shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("*.so", "__pycache__"))
@@ -56,6 +56,8 @@ def test_contracts_catch_an_upward_import_and_a_cycle(tmp_path):
         f.write("\nfrom . import read  # upward inside the result directories\n")
     with open(copy / "sweep" / "file.py", "a") as f:
         f.write("\nfrom . import planning  # upward inside the sweeps\n")
+    with open(copy / "report" / "page.py", "a") as f:
+        f.write("\nfrom . import charts  # upward inside the report\n")
     r = lint_imports(pythonpath=tmp_path)
     assert r.returncode == 1, r.stdout + r.stderr
     out = r.stdout
@@ -65,6 +67,7 @@ def test_contracts_catch_an_upward_import_and_a_cycle(tmp_path):
     assert "reclaimlab.validate.kernel is not allowed to import reclaimlab.validate.store" in out, out
     assert "reclaimlab.results.series is not allowed to import reclaimlab.results.read" in out, out
     assert "reclaimlab.sweep.file is not allowed to import reclaimlab.sweep.planning" in out, out
+    assert "reclaimlab.report.page is not allowed to import reclaimlab.report.charts" in out, out
 
 
 def extension_importers() -> dict[str, list[int]]:
