@@ -21,12 +21,12 @@ def _figs(run) -> dict[str, int]:
 
 
 @pytest.fixture(scope="module")
-def cheap(tmp_path_factory):
+def cheap(tmp_path_factory, repro_store):
     """The reproduction's throughput and invariants situations (the pressure runs take a
     minute; their checks are exercised below on short runs)."""
     out = tmp_path_factory.mktemp("bb")
-    rc = cli.main(["reproduce", "blkback-pool", "--out", str(out), "--no-figures",
-                   "--only", "throughput,invariants"])
+    rc = cli.main(["reproduce", "blkback-pool", "--out", str(out), "--store", str(repro_store),
+                   "--no-figures", "--only", "throughput,invariants"])
     root = out / "blkback-pool"
     checks = json.loads((root / "report.json").read_text())["checks"]
     return rc, root, {c["id"]: c for c in checks}

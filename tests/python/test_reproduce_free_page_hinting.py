@@ -18,11 +18,12 @@ from reclaimlab.store import Store
 
 
 @pytest.fixture(scope="module")
-def repro(tmp_path_factory):
+def repro(tmp_path_factory, repro_store):
     """Every situation but the aged count, the gap and the sensitivity sweep (their checks
     are the same functions, exercised below)."""
     out = tmp_path_factory.mktemp("repro")
-    rc = cli.main(["reproduce", "free-page-hinting", "--out", str(out), "--no-figures",
+    rc = cli.main(["reproduce", "free-page-hinting", "--out", str(out), "--store", str(repro_store),
+                   "--no-figures",
                    "--only", "fresh,exit,stall,fragmented,refault"])
     root = out / "free-page-hinting"
     checks = json.loads((root / "report.json").read_text())["checks"]

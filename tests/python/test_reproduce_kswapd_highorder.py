@@ -14,7 +14,6 @@ from browser import render, screenshot
 
 from reclaimlab import cli
 from reclaimlab.results import load_run
-from reclaimlab.experiments import EXPERIMENTS
 from reclaimlab.experiments import kswapd_highorder as exp
 
 # Pages in a GiB.
@@ -256,24 +255,3 @@ def test_report_command_remakes_the_reproduction_report(repro, tmp_path):
     want = (root / "report.html").read_text().count('class="chart"')
     assert html.read_text().count('class="chart"') == want > 0
     assert not (tmp_path / "again-figures").exists()
-
-
-# Last: it adds the other experiments' runs to the shared store.
-def test_all_runs_every_experiment_into_one_store_and_one_report(repro):
-    rc, out, root, runs = repro
-    before = {p.name for p in (out / ".store" / "runs").glob("*/[!.]*")}
-    rc_all = cli.main(["reproduce", "all", "--out", str(out), "--no-figures"])
-    # The exit status is the verdict of every experiment's checks together.
-    failed = sum(
-        not c["passed"]
-        for name in EXPERIMENTS
-        for s in json.loads((out / name / "reproduce.json").read_text())["situations"]
-        for c in s["checks"]
-    )
-    assert rc_all == (1 if failed else 0)
-    after = {p.name for p in (out / ".store" / "runs").glob("*/[!.]*")}
-    # This experiment's eight runs were reused from the store, the others added beside them.
-    assert before <= after and len(after) > len(before)
-    text = (out / "report.html").read_text()
-    for exp_module in EXPERIMENTS.values():
-        assert exp_module.TITLE.replace("'", "&#x27;") in text
