@@ -6,12 +6,13 @@ thread's figure it is drawn around, with its reason."""
 from __future__ import annotations
 
 import math
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from ..tables import markdown_table
 from .checks import Check, band_check, fmt, range_check
+
+if TYPE_CHECKING:  # pandas is imported where it is used: the CLI starts without it
+    import pandas as pd
 
 #: B1's dom0 swap-out and swap-in in the thread (v2 message, mechanisms.md §B.6).
 B1_PSWPOUT, B1_PSWPIN = 185_799, 76_672
@@ -91,7 +92,7 @@ def e_b1_checks(b1: dict[str, int], new: dict[str, int], label: str) -> list[Che
     out = _cut_check(f"E.B.1.{label}", f"{label} at 10 ms cuts dom0 pswpout against B1 as the "
                      "thread measured", b1["pswpout"], new["pswpout"], CUT_OUT[label], CUT_BAND,
                      SOURCE[label], "swap-out", label)
-    pin = _cut_check(f"E.B.1.pswpin.{label}", f"and cuts pswpin as the thread measured",
+    pin = _cut_check(f"E.B.1.pswpin.{label}", "and cuts pswpin as the thread measured",
                      b1["pswpin"], new["pswpin"], CUT_IN[label], CUT_IN_BAND, SOURCE[label],
                      "swap-in", label)
     cut_in = b1["pswpin"] / new["pswpin"] if new["pswpin"] else math.inf
@@ -126,7 +127,7 @@ def e_b2_checks(pswpout: dict[int, int]) -> list[Check]:
         Check("E.B.2.short", "1 ms leaves more swap-out than 10 ms", f"> {o10:,}", o1, o1 > o10,
               source="spec §E.B.2"),
         Check("E.B.2.returns", "and 100 ms gains little over 10 ms: diminishing returns above "
-              f"10 ms", f"10 -> 100 ms gain < 1/5 of the 1 -> 10 ms gain ({o1 - o10:,})",
+              "10 ms", f"10 -> 100 ms gain < 1/5 of the 1 -> 10 ms gain ({o1 - o10:,})",
               o10 - o100, o1 > o10 and o10 - o100 < (o1 - o10) / 5, source="spec §E.B.2"),
     ]
     for cid, ms, claim, num, fig, band in (
@@ -196,6 +197,7 @@ def e_b3_checks(mbps: dict[tuple[str, int], list[float]],
 def busiest_cpu_share(run: Any, runs_mb_per_s: list[float], run_bytes: int) -> float:
     """The busiest dom0 CPU's busy time over the time dd's runs took (not the pauses between
     them), from the run's time series."""
+    import pandas as pd
     ts = pd.read_csv(run.path / "timeseries.csv")
     last = ts.iloc[-1]
     busy = [last[c] for c in ts.columns if c.startswith("cpu") and c.endswith("_busy_ns")]
@@ -223,6 +225,7 @@ def e_b4_unpopulated(ram_b1: int, ram_b3: int, squeezes: int, *, ram_pages: int)
 def ring_samples(df: pd.DataFrame, starts_ms: tuple[int, ...]) -> pd.DataFrame:
     """One row per (cut, ring): the cut (ms), the ring's pool and the time since its last
     completion (NaN before the first)."""
+    import pandas as pd
     rows = []
     for _, r in df[df["status"] == "ok"].iterrows():
         cut = float(str(r["sim.duration"]).removesuffix("ms"))

@@ -21,8 +21,6 @@ appear beside ours in report.md. report.json holds ``{"checks": [{"id", "claim",
 
 from __future__ import annotations
 
-import json
-import math
 import time
 import tomllib
 from collections.abc import Callable
