@@ -41,7 +41,8 @@ from typing import Any
 from ._core import ENGINE_VERSION
 
 RESULT_FILES = (
-    "vmstat", "zoneinfo", "buddyinfo", "summary.json", "timeseries.parquet", "timeseries.csv",
+    "vmstat", "zoneinfo", "buddyinfo", "meminfo", "summary.json", "timeseries.parquet",
+    "timeseries.csv",
 )
 
 #: The files a run whose machine has slab shrinkers (a ``[fs]`` table) adds: a
