@@ -134,6 +134,7 @@ class FakeEngine:
             "summary_json": json.dumps(summary, indent=2) + "\n",
             "timeseries": {"time_ns": [0, 10, 20], "nr_free_pages": [100, 90 + seed, 80]},
             "counters": [("pswpin", seed * 10), ("pswpout", seed * 20)],
+            "extra_files": {"meminfo": "MemTotal:        1000000 kB\n"},
         }
 
 

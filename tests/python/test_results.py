@@ -28,6 +28,7 @@ def raw(seed: int = 1, rows: int = 50) -> dict:
             "pgscan_kswapd": [i * i for i in range(rows)],
         },
         "counters": [("pswpin", 0), ("pswpout", seed)],
+        "extra_files": {"meminfo": f"MemFree:        {seed:>8} kB\n"},
     }
 
 

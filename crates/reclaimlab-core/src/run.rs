@@ -13,6 +13,7 @@ use crate::actors::workload::Thread;
 use crate::actors::xfs_reclaim_worker::XfsReclaimWorker;
 use crate::actors::xfsaild::Xfsaild;
 use crate::engine::ActorId;
+use crate::machine::fs::FsType;
 use crate::machine::{Machine, PAGE_SIZE};
 use crate::observe::ftrace::{TaskId, TaskTracer, TraceFormat, Tracer};
 use crate::observe::invariants::Checker;
@@ -72,7 +73,7 @@ pub struct RunOutput {
     /// The `trace` file (ftrace text), when `RunOptions::trace` asked for one.
     pub trace: Option<String>,
     /// More files of the result directory, by name: `slabinfo` and `shrinker_debugfs` when the
-    /// machine has slab shrinkers (none otherwise).
+    /// machine has slab shrinkers, then `meminfo` (every run).
     pub extra_files: Vec<(String, String)>,
 }
 
@@ -239,7 +240,8 @@ impl<'a> Run<'a> {
         if let Some(t) = first_check {
             world.start(kcompactd, t);
         }
-        if let Some(fs) = &scn.fs {
+        // ext4 has no filesystem-private inode reclaim: no xfsaild, no reclaim worker.
+        if let Some(fs) = scn.fs.as_ref().filter(|f| f.fs_type == FsType::Xfs) {
             let aild = world.add_actor(Box::new(Xfsaild::default()));
             world.start(aild, 0);
             let worker = world.add_actor(Box::new(XfsReclaimWorker));
@@ -476,6 +478,8 @@ impl<'a> Run<'a> {
             let debugfs = crate::run_fs::shrinker_debugfs_text(m);
             extra_files.push(("shrinker_debugfs".to_string(), debugfs));
         }
+        let meminfo = crate::observe::render::meminfo_text(&self.world.machines[0]);
+        extra_files.push(("meminfo".to_string(), meminfo));
         extra_files.extend(guest_files);
         let node = &self.world.machines[0];
         let counters: Vec<(String, u64)> =

@@ -7,6 +7,7 @@ use serde_json::{json, Value};
 use crate::actors::workload::drop_caches::DropCaches;
 use crate::actors::workload::fsmark::Fsmark;
 use crate::actors::workload::simoops::Simoops;
+use crate::actors::workload::stat::Stat;
 use crate::actors::workload::Origin;
 use crate::engine::histogram::{Latency, Percentiles};
 use crate::engine::ActorId;
@@ -57,6 +58,13 @@ pub fn build_fs_threads<'a>(
             out.push((o.start_ns, TaskId::new(&a.name, a.pid, a.cpu), Box::new(a)));
         }
     }
+    if let Some(spec) = &w.stat {
+        for k in 0..spec.threads {
+            let o = next(out);
+            let a = Stat::build(&o, spec, k, m);
+            out.push((o.start_ns, TaskId::new(&a.name, a.pid, a.cpu), Box::new(a)));
+        }
+    }
     if let Some(spec) = &w.drop_caches {
         let o = next(out);
         let a = DropCaches::new(&o, spec);
@@ -94,6 +102,7 @@ pub fn fs_threads_stall_ns(world: &World, ids: &[ActorId]) -> u64 {
                     .downcast_ref::<Simoops>()
                     .map(|s| s.stall_ns)
                     .unwrap_or(0)
+                + any.downcast_ref::<Stat>().map(|s| s.stall_ns).unwrap_or(0)
         })
         .sum()
 }
@@ -169,6 +178,15 @@ pub fn fs_summary(world: &World, ids: &[ActorId], end_ns: u64) -> Option<Value> 
             "log_space_waits": st.log_space_waits,
             "log_space_wait_ms": ms(st.log_space_wait_ns),
             "reclaim_worker_runs": st.reclaim_worker_runs,
+            "type": fs.cfg.fs_type.name(),
+            "xs_ig_attempts": st.xs_ig_attempts,
+            "xs_ig_found": st.xs_ig_found,
+            "xs_ig_missed": st.xs_ig_missed,
+            "block_buffers_allocated": fs.meta.stats.block_bufs_allocated,
+            "block_buffers_freed": fs.meta.stats.block_bufs_freed,
+            "directory_blocks": fs.meta.stats.dir_blocks,
+            "buffer_pages": fs.meta.buf_pages,
+            "journal_commits": fs.meta.stats.journal_commits,
         });
     }
     // The workloads' own reports: simoops's latencies and rates, fsmark's create rate.
@@ -177,6 +195,8 @@ pub fn fs_summary(world: &World, ids: &[ActorId], end_ns: u64) -> Option<Value> 
     let mut unit = Latency::new();
     let mut create = Latency::new();
     let (mut units, mut created, mut simoops_threads) = (0u64, 0u64, 0u64);
+    let mut lookup = Latency::new();
+    let (mut lookups, mut stat_passes, mut stat_threads) = (0u64, 0u64, 0u64);
     let mut fsmark_killed = false;
     let mut fsmark_end = 0u64;
     for a in ids.iter().filter_map(|&id| world.actor(id)) {
@@ -186,6 +206,12 @@ pub fn fs_summary(world: &World, ids: &[ActorId], end_ns: u64) -> Option<Value> 
             unit.merge(&s.unit_latency);
             units += s.units;
             simoops_threads += 1;
+        }
+        if let Some(s) = a.as_any().downcast_ref::<Stat>() {
+            lookup.merge(&s.lookup_latency);
+            lookups += s.lookups;
+            stat_passes += s.passes;
+            stat_threads += 1;
         }
         if let Some(f) = a.as_any().downcast_ref::<Fsmark>() {
             create.merge(&f.create_latency);
@@ -218,6 +244,15 @@ pub fn fs_summary(world: &World, ids: &[ActorId], end_ns: u64) -> Option<Value> 
             "create_rate": rate(created, fsmark_end.max(1) as f64 / 1e9),
             "oom_killed": fsmark_killed,
             "finished_ns": fsmark_end,
+        });
+    }
+    if stat_threads > 0 {
+        latency["lookup"] = percentiles(lookup.percentiles());
+        out["stat"] = json!({
+            "threads": stat_threads,
+            "lookups": lookups,
+            "passes": stat_passes,
+            "lookup_rate": rate(lookups, secs),
         });
     }
     out["latency"] = latency;

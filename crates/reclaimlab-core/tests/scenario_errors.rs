@@ -162,6 +162,7 @@ fn one_workload(name: &str, anon: Option<AnonSpec>, file: Option<FileSpec>) -> W
         fsmark: None,
         simoops: None,
         drop_caches: None,
+        stat: None,
         blkio: None,
     }
 }

@@ -7,7 +7,8 @@ import hashlib
 import re
 
 RESULT_FILES = (
-    "vmstat", "zoneinfo", "buddyinfo", "summary.json", "timeseries.parquet", "timeseries.csv",
+    "vmstat", "zoneinfo", "buddyinfo", "meminfo", "summary.json", "timeseries.parquet",
+    "timeseries.csv",
 )
 
 #: The files a run whose machine has slab shrinkers (a ``[fs]`` table) adds: a

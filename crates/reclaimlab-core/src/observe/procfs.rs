@@ -153,9 +153,91 @@ pub fn format_buddyinfo(nid: usize, zones: &[ZoneSnapshot; MAX_NR_ZONES]) -> Str
     s
 }
 
+/// What `/proc/meminfo` shows, in pages (the lines the model has).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MeminfoSnapshot {
+    pub total: u64,
+    pub free: u64,
+    pub available: u64,
+    /// Block-device page cache (ext4 metadata blocks).
+    pub buffers: u64,
+    /// File pages, swap cache and buffers excluded.
+    pub cached: u64,
+    pub swap_cached: u64,
+    pub active_anon: u64,
+    pub inactive_anon: u64,
+    pub active_file: u64,
+    pub inactive_file: u64,
+    pub unevictable: u64,
+    pub swap_total: u64,
+    pub swap_free: u64,
+    pub dirty: u64,
+    pub writeback: u64,
+    pub anon_pages: u64,
+    pub slab_reclaimable: u64,
+    pub slab_unreclaimable: u64,
+}
+
+/// `/proc/meminfo` in 6.1's layout (`meminfo_proc_show`): the label padded to 16 columns, the
+/// value in kB right-aligned in 8, lines in the kernel's order; lines of what the model does
+/// not have (Mlocked, Shmem, KernelStack, PageTables, HugePages, ...) are left out.
+pub fn format_meminfo(m: &MeminfoSnapshot) -> String {
+    let kb = |pages: u64| pages * 4;
+    let lines: [(&str, u64); 23] = [
+        ("MemTotal", m.total),
+        ("MemFree", m.free),
+        ("MemAvailable", m.available),
+        ("Buffers", m.buffers),
+        ("Cached", m.cached),
+        ("SwapCached", m.swap_cached),
+        ("Active", m.active_anon + m.active_file),
+        ("Inactive", m.inactive_anon + m.inactive_file),
+        ("Active(anon)", m.active_anon),
+        ("Inactive(anon)", m.inactive_anon),
+        ("Active(file)", m.active_file),
+        ("Inactive(file)", m.inactive_file),
+        ("Unevictable", m.unevictable),
+        ("SwapTotal", m.swap_total),
+        ("SwapFree", m.swap_free),
+        ("Dirty", m.dirty),
+        ("Writeback", m.writeback),
+        ("AnonPages", m.anon_pages),
+        ("KReclaimable", m.slab_reclaimable),
+        ("Slab", m.slab_reclaimable + m.slab_unreclaimable),
+        ("SReclaimable", m.slab_reclaimable),
+        ("SUnreclaim", m.slab_unreclaimable),
+        ("WritebackTmp", 0),
+    ];
+    let mut s = String::with_capacity(lines.len() * 28);
+    for (name, pages) in lines {
+        let label = format!("{name}:");
+        let _ = writeln!(s, "{label:<16}{:>8} kB", kb(pages));
+    }
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn meminfo_lines_are_the_kernels() {
+        let m = MeminfoSnapshot {
+            total: 250_000,
+            free: 1234,
+            slab_reclaimable: 100,
+            slab_unreclaimable: 20,
+            ..Default::default()
+        };
+        let text = format_meminfo(&m);
+        let lines: Vec<&str> = text.lines().collect();
+        // The same bytes as a 6.1 machine's lines (label to column 16, value in 8, " kB").
+        assert_eq!(lines[0], "MemTotal:        1000000 kB");
+        assert_eq!(lines[1], "MemFree:            4936 kB");
+        assert!(lines.contains(&"Slab:                480 kB"));
+        assert!(lines.contains(&"SReclaimable:        400 kB"));
+        assert!(lines.contains(&"SUnreclaim:           80 kB"));
+    }
 
     #[test]
     fn buddyinfo_line_shape() {

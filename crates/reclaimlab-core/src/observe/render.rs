@@ -126,3 +126,43 @@ pub fn zoneinfo_text(node: &Machine, cpus: u64) -> String {
 pub fn buddyinfo_text(node: &Machine, cpus: u64) -> String {
     procfs::format_buddyinfo(node.nid, &zone_snapshots(node, cpus))
 }
+
+/// `/proc/meminfo` of the node (`meminfo_proc_show`, `si_mem_available`).
+pub fn meminfo_text(node: &Machine) -> String {
+    let l = &node.lruvec;
+    let st = &node.stat;
+    let (sreclaimable, sunreclaim) = node.slab.pages();
+    let free = node.total_free_pages();
+    let file = l.size(LRU_ACTIVE_FILE) + l.size(LRU_INACTIVE_FILE);
+    // si_mem_available: free pages above the reserves, plus the page cache and reclaimable
+    // slab that could be freed without going below the low watermarks.
+    let (mut reserve, mut wmark_low) = (0u64, 0u64);
+    for z in &node.zones {
+        reserve += z.lowmem_reserve.iter().max().copied().unwrap_or(0) + z.wmark.high;
+        wmark_low += z.wmark.low;
+    }
+    let mut available = free as i64 - reserve as i64;
+    available += (file - (file / 2).min(wmark_low)) as i64;
+    available += (sreclaimable - (sreclaimable / 2).min(wmark_low)) as i64;
+    let buffers = node.fs.as_ref().map_or(0, |fs| fs.blockdev_pages());
+    procfs::format_meminfo(&procfs::MeminfoSnapshot {
+        total: node.total_managed_pages(),
+        free,
+        available: available.max(0) as u64,
+        buffers,
+        cached: st.nr_file_pages,
+        swap_cached: st.nr_swapcached,
+        active_anon: l.size(LRU_ACTIVE_ANON),
+        inactive_anon: l.size(LRU_INACTIVE_ANON),
+        active_file: l.size(LRU_ACTIVE_FILE),
+        inactive_file: l.size(LRU_INACTIVE_FILE),
+        unevictable: l.size(LRU_UNEVICTABLE),
+        swap_total: node.swap.total,
+        swap_free: node.swap.total - node.swap.used,
+        dirty: st.nr_dirty,
+        writeback: st.nr_writeback,
+        anon_pages: st.nr_anon_pages,
+        slab_reclaimable: sreclaimable,
+        slab_unreclaimable: sunreclaim,
+    })
+}

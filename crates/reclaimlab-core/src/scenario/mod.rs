@@ -82,7 +82,7 @@ pub struct Scenario {
     pub cost: CostModel,
     pub oom: OomConfig,
     pub policy: PolicyConfig,
-    /// A mounted XFS filesystem (`[fs]`), for the fsmark and simoops workloads.
+    /// A mounted filesystem (`[fs]`: XFS or ext4), for the fsmark, simoops and stat workloads.
     pub fs: Option<FsConfig>,
     /// A Xen host (`[xen]`): the machine is dom0 and the guests are domUs.
     pub xen: Option<XenConfig>,
@@ -327,6 +327,8 @@ pub struct Workload {
     pub fsmark: Option<FsmarkSpec>,
     pub simoops: Option<SimoopsSpec>,
     pub drop_caches: Option<DropCachesSpec>,
+    /// Lookups and `stat` over the filesystem's files.
+    pub stat: Option<StatSpec>,
     /// A Xen domU's block I/O job.
     pub blkio: Option<BlkioSpec>,
 }

@@ -12,6 +12,7 @@ pub mod fsmark;
 pub mod highorder;
 pub mod simoops;
 pub mod spec;
+pub mod stat;
 pub mod trace;
 pub mod zipf;
 

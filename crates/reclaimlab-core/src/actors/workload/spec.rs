@@ -316,6 +316,20 @@ pub struct SimoopsSpec {
     pub think_ns: u64,
 }
 
+/// A metadata walker (`[workload.stat]`): passes of path lookups and `stat` over the files of
+/// the filesystem's namespace, in creation order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StatSpec {
+    /// Walking threads; thread k takes files k, k + threads, ...
+    pub threads: u32,
+    /// Passes over the files present when each pass starts.
+    pub passes: u64,
+    /// CPU of a lookup and stat whose dentry is cached.
+    pub hit_ns: u64,
+    /// Application time between two lookups.
+    pub think_ns: u64,
+}
+
 /// `echo N > /proc/sys/vm/drop_caches` at a time (`[workload.drop_caches]`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct DropCachesSpec {

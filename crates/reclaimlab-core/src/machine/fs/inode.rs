@@ -48,6 +48,8 @@ pub struct Inode {
     pub agino: u32,
     /// The namespace entry (file) it is.
     pub file: u32,
+    /// It holds its private item (`xfs_ili` once logged; `jbd2_inode` once it has data).
+    pub item: bool,
 }
 
 /// What the inode LRU walk decided for one inode.
@@ -86,6 +88,7 @@ impl Icache {
             ag,
             agino,
             file,
+            item: false,
         };
         self.nr_inodes += 1;
         match self.free.pop() {

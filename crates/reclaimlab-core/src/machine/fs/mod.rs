@@ -1,7 +1,9 @@
-//! One mounted filesystem (an XFS volume) as reclaim sees it (mechanisms §A.5, §A.6): the
-//! dentry and inode caches with their LRU lists (`dcache.rs`, `inode.rs`), the superblock
-//! shrinker that prunes them (`super.rs`), and XFS's own inode cache, log and AIL (`xfs/`).
-//! The objects live in slab caches of the machine (`machine::slab`), so the cache competes
+//! One mounted filesystem (an XFS or ext4 volume) as reclaim sees it (mechanisms §A.5, §A.6):
+//! the dentry and inode caches with their LRU lists (`dcache.rs`, `inode.rs`), the superblock
+//! shrinker that prunes them (`super.rs`), XFS's own inode cache, log and AIL (`xfs/`), and the
+//! filesystem's other kernel memory: log items, metadata buffers, directory blocks and the
+//! ext4 journal (`meta.rs`). The objects live in slab caches of the machine
+//! (`machine::slab`) and the buffers in pages of the buddy allocator, so the caches compete
 //! with page cache and anonymous memory for pages.
 //!
 //! Inodes and dentries are small records in arenas indexed by number; the LRU lists are
@@ -11,6 +13,7 @@
 pub mod dcache;
 pub mod drop_caches;
 pub mod inode;
+pub mod meta;
 pub mod namei;
 #[path = "super.rs"]
 pub mod superblock;
@@ -19,17 +22,61 @@ pub mod xfs;
 use super::slab::CacheId;
 use dcache::Dcache;
 use inode::Icache;
+use meta::FsMeta;
 use xfs::XfsMount;
+
+/// `[fs] type`: which filesystem is mounted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FsType {
+    /// XFS: inodes the VFS evicts go to XFS's own reclaim (AG walks, log, AIL).
+    Xfs,
+    /// ext4: the VFS inode and dentry caches only; an evicted inode is freed at once.
+    Ext4,
+}
+
+impl FsType {
+    pub const NAMES: &'static [&'static str] = &["xfs", "ext4"];
+    pub fn name(self) -> &'static str {
+        match self {
+            FsType::Xfs => "xfs",
+            FsType::Ext4 => "ext4",
+        }
+    }
+    pub fn from_name(s: &str) -> Option<Self> {
+        match s {
+            "xfs" => Some(FsType::Xfs),
+            "ext4" => Some(FsType::Ext4),
+            _ => None,
+        }
+    }
+}
 
 /// What a filesystem is built from (`[fs]`; the keys and defaults are declared in
 /// `scenario/sections/fs.rs`). Every figure is [recon] unless marked: mechanisms §A.6 gives
 /// the suggested values.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FsConfig {
-    /// Allocation groups (each with its own reclaim lock and cursor).
+    /// XFS or ext4.
+    pub fs_type: FsType,
+    /// Allocation groups (each with its own reclaim lock and cursor); ext4's block groups.
     pub ags: u32,
     /// Bytes per `xfs_inode` object (≈1 KiB).
     pub inode_size: u64,
+    /// Bytes per `ext4_inode_cache` object (ext4 only).
+    pub ext4_inode_size: u64,
+    /// Bytes of one on-disk inode; `None`: 512 on XFS (v5), 256 on ext4.
+    pub disk_inode_size: Option<u64>,
+    /// Directory entries per directory block.
+    pub dirents_per_block: u64,
+    /// Bytes per `xfs_ili` (inode log item) and per `xfs_buf` (buffer head of XFS).
+    pub ili_size: u64,
+    pub xfs_buf_size: u64,
+    /// Bytes per `buffer_head`, `jbd2_journal_head` and `jbd2_inode` (ext4).
+    pub buffer_head_size: u64,
+    pub journal_head_size: u64,
+    pub jbd2_inode_size: u64,
+    /// ext4's journal commit interval (`commit=` mount option).
+    pub journal_commit_ns: u64,
     /// Bytes per dentry (≈0.2 KiB).
     pub dentry_size: u64,
     /// Slab fragmentation of both caches, percent (see `machine::slab`).
@@ -90,6 +137,12 @@ pub struct FsStats {
     pub log_space_waits: u64,
     pub log_space_wait_ns: u64,
     pub reclaim_worker_runs: u64,
+    /// XFS's `xs_ig_attempts` / `xs_ig_found` / `xs_ig_missed`: `xfs_iget` calls (lookups
+    /// whose dentry was not cached), those that found the inode in memory (recycled from
+    /// reclaim included), those that read it from disk. ext4 has no such counters.
+    pub xs_ig_attempts: u64,
+    pub xs_ig_found: u64,
+    pub xs_ig_missed: u64,
 }
 
 /// The mounted filesystem.
@@ -101,6 +154,8 @@ pub struct Filesystem {
     pub xfs: XfsMount,
     pub dentry_cache: CacheId,
     pub inode_cache: CacheId,
+    /// Log items, buffers, directory blocks and the journal.
+    pub meta: FsMeta,
     /// `vm.vfs_cache_pressure` (percent).
     pub vfs_cache_pressure: u64,
     pub stats: FsStats,
@@ -138,8 +193,18 @@ mod tests {
 
     pub fn config() -> FsConfig {
         FsConfig {
+            fs_type: super::FsType::Xfs,
             ags: 2,
             inode_size: 1024,
+            ext4_inode_size: 1176,
+            disk_inode_size: None,
+            dirents_per_block: 64,
+            ili_size: 192,
+            xfs_buf_size: 384,
+            buffer_head_size: 104,
+            journal_head_size: 112,
+            jbd2_inode_size: 64,
+            journal_commit_ns: 5_000_000_000,
             dentry_size: 192,
             slab_fragmentation: 0,
             log_inodes: 100_000,
@@ -196,8 +261,24 @@ mod tests {
         // 1000 inodes at 4 per page, 1000 dentries at 21 per page.
         assert_eq!(m.slab.caches[fs.inode_cache].nr_slabs(), 250);
         assert_eq!(m.slab.caches[fs.dentry_cache].nr_slabs(), 48);
-        assert_eq!(free0 - m.total_free_pages(), 298);
-        assert_eq!(m.slab.pages(), (298, 0));
+        // What XFS allocates besides, from the declared sizes: an xfs_ili per logged inode;
+        // per AG (500 inodes each) 16 cluster buffers of 32 inodes, and per directory (two of
+        // 500 entries) 8 directory blocks, each an xfs_buf.
+        let cfg = config();
+        let per_page = |size: u64| crate::machine::PAGE_SIZE / size;
+        let ili_pages = 1000u64.div_ceil(per_page(cfg.ili_size));
+        let bufs = 2 * 500u64.div_ceil(32) + 2 * 500u64.div_ceil(cfg.dirents_per_block);
+        assert_eq!(bufs, 48);
+        let buf_pages = bufs.div_ceil(per_page(cfg.xfs_buf_size));
+        assert_eq!(m.slab.caches[fs.meta.item_cache].objects, 1000);
+        assert_eq!(m.slab.caches[fs.meta.item_cache].nr_slabs(), ili_pages);
+        assert_eq!(m.slab.caches[fs.meta.buf_cache].objects, bufs);
+        // Cluster buffers of 32 x 512-byte inodes (4 pages), directory blocks of a page.
+        let buffer_pages = 32 * (32 * 512 / crate::machine::PAGE_SIZE) + 16;
+        assert_eq!(fs.meta.buf_pages, buffer_pages);
+        let slab = 250 + 48 + ili_pages + buf_pages;
+        assert_eq!(m.slab.pages(), (slab, 0));
+        assert_eq!(free0 - m.total_free_pages(), slab + buffer_pages);
         assert_eq!(fs.xfs.log_used, 1000);
         assert_eq!(fs.xfs.cil.len(), 1000);
         // Every dentry is unused on the LRU, pinning its inode, which is not on the inode LRU.
@@ -212,6 +293,96 @@ mod tests {
         let mut sc = ShrinkControl::new(GFP_NOFS, 12, false);
         s.count_objects(&mut m, &mut sc);
         assert!(sc.will_defer, "a NOFS caller is told it will defer");
+    }
+
+    fn ext4_machine() -> Machine {
+        let text = "name = \"t\"\n[host]\nram = \"256MiB\"\n[[workload]]\nname = \"w\"\n\
+                    anon = { size = \"1MiB\" }\n";
+        let scn = crate::scenario::parse_str(text, "t.toml").unwrap();
+        let mut m = crate::run::host_machine(&scn, 1, false).unwrap();
+        m.mount_fs(
+            FsConfig {
+                fs_type: super::FsType::Ext4,
+                ..config()
+            },
+            100,
+        );
+        m
+    }
+
+    #[test]
+    fn ext4_creates_charge_its_own_caches_and_journal() {
+        let mut m = ext4_machine();
+        let free0 = m.total_free_pages();
+        let mut t = TaskCtx::default();
+        // 1000 files of one page each in two directories (block groups): every create needs
+        // a jbd2_inode (it has data), its inode-table block (16 inodes of 256 bytes) and its
+        // directory block, each dirtied once in the running transaction: a journal head each.
+        for k in 0..1000u32 {
+            m.fs_create(k % 2, GFP_KERNEL, (k, 1), &mut t).unwrap();
+        }
+        let cfg = config();
+        let fs = m.fs.as_ref().unwrap();
+        let c = |id: usize| &m.slab.caches[id];
+        assert_eq!(c(fs.inode_cache).name, "ext4_inode_cache");
+        assert_eq!(c(fs.inode_cache).objs_per_slab, 4096 / cfg.ext4_inode_size);
+        assert_eq!(c(fs.meta.item_cache).name, "jbd2_inode");
+        assert_eq!(c(fs.meta.item_cache).objects, 1000);
+        let blocks = 2 * 500u64.div_ceil(16) + 2 * 500u64.div_ceil(cfg.dirents_per_block);
+        assert_eq!(blocks, 64 + 16);
+        assert_eq!(c(fs.meta.buf_cache).name, "buffer_head");
+        assert_eq!(c(fs.meta.buf_cache).objects, blocks);
+        let jh = fs.meta.journal_head_cache.unwrap();
+        assert_eq!(c(jh).objects, blocks, "one journal head per block dirtied");
+        assert_eq!(fs.blockdev_pages(), blocks);
+        // No XFS log: nothing pinned, no log space held.
+        assert_eq!((fs.xfs.log_used, fs.xfs.cil.len()), (0, 0));
+        let pages = |size: u64, n: u64| n.div_ceil(4096 / size);
+        let reclaimable = pages(cfg.ext4_inode_size, 1000)
+            + pages(cfg.dentry_size, 1000)
+            + pages(cfg.buffer_head_size, blocks)
+            + pages(cfg.journal_head_size, blocks);
+        let unreclaimable = pages(cfg.jbd2_inode_size, 1000);
+        assert_eq!(m.slab.pages(), (reclaimable, unreclaimable));
+        assert_eq!(
+            free0 - m.total_free_pages(),
+            reclaimable + unreclaimable + blocks
+        );
+        // The commit frees the transaction's journal heads.
+        m.jbd2_catch_up(cfg.journal_commit_ns);
+        let fs = m.fs.as_ref().unwrap();
+        assert_eq!(m.slab.caches[jh].objects, 0);
+        assert_eq!(fs.meta.stats.journal_commits, 1);
+    }
+
+    #[test]
+    fn ext4_eviction_frees_the_inode_at_once_without_xfs_reclaim() {
+        let mut m = ext4_machine();
+        let mut t = TaskCtx::default();
+        for k in 0..64u32 {
+            m.fs_create(0, GFP_KERNEL, (super::NONE, 0), &mut t)
+                .unwrap();
+            let _ = k;
+        }
+        let mut fs = m.fs.take().unwrap();
+        m.prune_dcache_sb(&mut fs, u64::MAX >> 1);
+        let evicted = m.prune_icache_sb(&mut fs, u64::MAX >> 1, true);
+        assert_eq!(evicted, 64);
+        assert_eq!((fs.icache.nr_inodes, fs.xfs.nr_reclaimable), (0, 0));
+        assert_eq!(m.slab.caches[fs.inode_cache].objects, 0);
+        // Empty files: no jbd2_inode. Four inode-table blocks: three freed with their inodes,
+        // the one the group is filling kept; the directory's block stays.
+        assert_eq!(m.slab.caches[fs.meta.item_cache].objects, 0);
+        assert_eq!(fs.meta.stats.block_bufs_freed, 3);
+        assert_eq!(fs.meta.buf_pages, 1 + 1);
+        // The superblock shrinker counts only the VFS lists on ext4.
+        m.fs = Some(fs);
+        let mut sc = ShrinkControl::new(GFP_KERNEL, 12, false);
+        let mut s = super::superblock::SuperShrinker;
+        assert_eq!(
+            s.count_objects(&mut m, &mut sc),
+            crate::machine::shrinker::SHRINK_EMPTY
+        );
     }
 
     #[test]
@@ -373,7 +544,12 @@ mod tests {
         m.drop_slab(0);
         assert_eq!(m.vm.get(VmEvent::DropSlab), 1);
         assert!(m.vm.get(VmEvent::SlabsScanned) >= 1500);
-        assert_eq!(m.slab.pages(), (0, 0));
+        // Inodes, dentries and log items are gone, and with them the cluster buffers but the
+        // one each AG is filling; the directory blocks stay (no buffer cache shrinker).
+        let fs = m.fs.as_ref().unwrap();
+        assert_eq!(fs.meta.buf_pages, 2 * 4 + 2 * 4);
+        assert_eq!(m.slab.caches[fs.meta.buf_cache].objects, 2 + 2 * 4);
+        assert_eq!(m.slab.pages(), (1, 0), "one page of xfs_buf objects");
         assert_eq!(m.fs.as_ref().unwrap().stats.xs_ig_reclaims, 500);
     }
 

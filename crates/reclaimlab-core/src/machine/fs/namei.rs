@@ -5,7 +5,7 @@
 //! full; an open of a file whose inode XFS reclaim has freed reads the inode cluster back.
 
 use super::inode::{VfsState, XfsState};
-use super::{FileEnt, NONE};
+use super::{FileEnt, FsType, NONE};
 use crate::machine::gfp::{Gfp, GFP_KERNEL};
 use crate::machine::{Access, Machine, TaskCtx};
 
@@ -21,22 +21,34 @@ impl Machine {
         }
     }
 
-    /// `open(O_CREAT)` + `close` of a new file in allocation group `ag`: a dentry and an inode
-    /// from the slab with `gfp` (the workload's metadata allocation context: GFP_NOFS inside a
-    /// transaction or under a filesystem lock), the inode logged. With `data` (first page, pages) the file has that range of the
+    /// Make the filesystem's state current at `at`: XFS's finished cluster writes and due
+    /// checkpoints, ext4's due journal commits.
+    pub fn fs_catch_up(&mut self, at: u64) {
+        self.xfs_catch_up(at);
+        self.jbd2_catch_up(at);
+    }
+
+    /// `open(O_CREAT)` + `close` of a new file in directory `dir` (XFS: the directory's
+    /// allocation group is `dir % ags`; ext4: its block group): a dentry and an inode from
+    /// the slab with `gfp` (the workload's metadata allocation context: GFP_NOFS inside a
+    /// transaction or under a filesystem lock), and what the filesystem allocates besides
+    /// (`machine::fs::meta`): the inode's log item (XFS) or journal inode (ext4, a file with
+    /// data), its block's buffer and a directory block when they are new, ext4's journal heads.
+    /// XFS logs the inode. With `data` (first page, pages) the file has that range of the
     /// page cache's address space. Returns the file's number; `Err(Retry)` when the log is
     /// full (the caller waits and tries again), or the allocation's failure.
     pub fn fs_create(
         &mut self,
-        ag: u32,
+        dir: u32,
         gfp: Gfp,
         data: (u32, u32),
         t: &mut TaskCtx,
     ) -> Result<u32, Access> {
         let at = self.now + t.cost_ns;
-        self.xfs_catch_up(at);
+        self.fs_catch_up(at);
         let fs = self.fs.as_mut().expect("a filesystem is mounted");
-        if !fs.log_space_available() {
+        let xfs = fs.cfg.fs_type == FsType::Xfs;
+        if xfs && !fs.log_space_available() {
             // xlog_grant_head_wait: push the AIL and sleep until a write frees space.
             fs.xfs_ail_push_all();
             fs.stats.log_space_waits += 1;
@@ -45,18 +57,30 @@ impl Machine {
             fs.stats.log_space_wait_ns += wait;
             return Err(Access::Retry(wait));
         }
+        let ag = dir % fs.xfs.ags.len() as u32;
+        let plan = fs.plan_create(ag, dir, data.1 > 0);
         let (dcache, icache) = (fs.dentry_cache, fs.inode_cache);
         self.kmem_cache_alloc(dcache, gfp, t)?;
         if let Err(a) = self.kmem_cache_alloc(icache, gfp, t) {
             self.kmem_cache_free(dcache, 1);
             return Err(a);
         }
-        let fs = self.fs.as_mut().expect("a filesystem is mounted");
+        let reserve = match self.fs_reserve(plan, gfp, t) {
+            Ok(r) => r,
+            Err(a) => {
+                self.kmem_cache_free(icache, 1);
+                self.kmem_cache_free(dcache, 1);
+                return Err(a);
+            }
+        };
+        let mut fs = self.fs.take().expect("a filesystem is mounted");
         t.cost_ns += fs.cfg.create_ns;
-        let ag = ag % fs.xfs.ags.len() as u32;
         let file = fs.files.len() as u32;
+        let filling = fs.filling_cluster(ag);
         let ino = fs.xfs_ialloc(ag, file, XfsState::Clean);
-        fs.xfs_trans_log_inode(ino);
+        if xfs {
+            fs.xfs_trans_log_inode(ino);
+        }
         let dentry = fs.dcache.d_alloc(ino, file);
         fs.files.push(FileEnt {
             ino,
@@ -65,9 +89,11 @@ impl Machine {
             npages: data.1,
             ag,
         });
+        self.fs_attach(&mut fs, reserve, ino, Some(dir), filling);
         // close: the dentry's last reference goes; it keeps the inode pinned in memory.
         fs.dcache.dput(dentry);
         fs.stats.creates += 1;
+        self.fs = Some(fs);
         Ok(file)
     }
 
@@ -99,7 +125,7 @@ impl Machine {
     /// read from disk, and the result is `Ok(Some(t))`: the caller waits until `t`.
     pub fn fs_open(&mut self, file: u32, t: &mut TaskCtx) -> Result<Option<u64>, Access> {
         let at = self.now + t.cost_ns;
-        self.xfs_catch_up(at);
+        self.fs_catch_up(at);
         let fs = self.fs.as_mut().expect("a filesystem is mounted");
         let f = fs.files[file as usize];
         if f.dentry != NONE {
@@ -111,21 +137,45 @@ impl Machine {
         let (dcache, icache) = (fs.dentry_cache, fs.inode_cache);
         self.kmem_cache_alloc(dcache, GFP_KERNEL, t)?;
         // The allocation may have reclaimed this file's inode: look again.
-        let cold = self.fs.as_ref().expect("mounted").files[file as usize].ino == NONE;
+        let fs = self.fs.as_ref().expect("mounted");
+        let cold = fs.files[file as usize].ino == NONE;
+        let ag = fs.files[file as usize].ag;
+        let mut reserve = None;
         if cold {
             if let Err(a) = self.kmem_cache_alloc(icache, GFP_KERNEL, t) {
                 self.kmem_cache_free(dcache, 1);
                 return Err(a);
             }
+            // Reading the inode reads its block: a buffer unless it is in memory.
+            let plan = self.fs.as_ref().expect("mounted").plan_read(ag);
+            match self.fs_reserve(plan, GFP_KERNEL, t) {
+                Ok(r) => reserve = Some(r),
+                Err(a) => {
+                    self.kmem_cache_free(icache, 1);
+                    self.kmem_cache_free(dcache, 1);
+                    return Err(a);
+                }
+            }
         }
         let at = self.now + t.cost_ns;
-        let fs = self.fs.as_mut().expect("a filesystem is mounted");
+        let mut fs = self.fs.take().expect("a filesystem is mounted");
         let f = fs.files[file as usize];
         let mut wait = None;
-        let ino = if cold {
+        if fs.cfg.fs_type == FsType::Xfs {
+            fs.stats.xs_ig_attempts += 1;
+            if reserve.is_some() {
+                fs.stats.xs_ig_missed += 1;
+            } else {
+                fs.stats.xs_ig_found += 1;
+            }
+        }
+        let ino = if let Some(r) = reserve {
             fs.stats.lookups_cold += 1;
             wait = Some(fs.xfs.io.read(at, fs.cfg.io_latency_ns));
-            fs.xfs_ialloc(f.ag, file, XfsState::Clean)
+            let filling = fs.filling_cluster(f.ag);
+            let ino = fs.xfs_ialloc(f.ag, file, XfsState::Clean);
+            self.fs_attach(&mut fs, r, ino, None, filling);
+            ino
         } else {
             let i = fs.icache.i[f.ino as usize];
             if i.vfs == VfsState::Reclaimable {
@@ -141,6 +191,7 @@ impl Machine {
         let fe = &mut fs.files[file as usize];
         fe.ino = ino;
         fe.dentry = dentry;
+        self.fs = Some(fs);
         Ok(wait)
     }
 

@@ -6,7 +6,7 @@
 
 use super::dcache::DentryIsolate;
 use super::inode::InodeIsolate;
-use super::{Filesystem, NONE};
+use super::{Filesystem, FsType, NONE};
 use crate::machine::shrinker::{ShrinkControl, ShrinkerOps, SHRINK_EMPTY, SHRINK_STOP};
 use crate::machine::vmstat::VmEvent;
 use crate::machine::Machine;
@@ -131,7 +131,10 @@ impl Machine {
                     self.shrink_cost_ns += reap * self.cfg.cost.free_page_ns;
                 }
                 InodeIsolate::Evicted(ino) => {
-                    fs.xfs_inode_mark_reclaimable(ino);
+                    match fs.cfg.fs_type {
+                        FsType::Xfs => fs.xfs_inode_mark_reclaimable(ino),
+                        FsType::Ext4 => self.fs_inode_free(fs, ino),
+                    }
                     fs.stats.inodes_evicted += 1;
                     freed += 1;
                 }
@@ -147,8 +150,14 @@ impl Machine {
     pub fn mount_fs(&mut self, cfg: super::FsConfig, vfs_cache_pressure: u64) {
         use crate::machine::shrinker::ShrinkerParams;
         let frag = cfg.slab_fragmentation;
-        let inode_cache = self.kmem_cache_create("xfs_inode", cfg.inode_size, true, frag);
+        let inode_cache = match cfg.fs_type {
+            FsType::Xfs => self.kmem_cache_create("xfs_inode", cfg.inode_size, true, frag),
+            FsType::Ext4 => {
+                self.kmem_cache_create("ext4_inode_cache", cfg.ext4_inode_size, true, frag)
+            }
+        };
         let dentry_cache = self.kmem_cache_create("dentry", cfg.dentry_size, true, frag);
+        let meta = self.fs_meta_caches(&cfg);
         let params = ShrinkerParams {
             batch: cfg.shrinker_batch,
             seeks: cfg.shrinker_seeks,
@@ -167,11 +176,16 @@ impl Machine {
             xfs,
             dentry_cache,
             inode_cache,
+            meta,
             vfs_cache_pressure,
             stats: Default::default(),
             files: Vec::new(),
         }));
+        let name = match self.fs.as_ref().map(|f| f.cfg.fs_type) {
+            Some(FsType::Ext4) => "sb-ext4",
+            _ => "sb-xfs",
+        };
         self.shrinkers
-            .register("sb-xfs", params, Box::new(SuperShrinker));
+            .register(name, params, Box::new(SuperShrinker));
     }
 }

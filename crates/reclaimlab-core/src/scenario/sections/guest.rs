@@ -179,8 +179,8 @@ section! {
     ],
     rules: [Rule {
         name: "a guest has no filesystem",
-        doc: "a `[[guest.workload]]` cannot have a fsmark or simoops table: guests have no `[fs]`",
-        check: |g, _| match g.workloads.iter().position(|w| w.fsmark.is_some() || w.simoops.is_some()) {
+        doc: "a `[[guest.workload]]` cannot have a fsmark, simoops or stat table: guests have no `[fs]`",
+        check: |g, _| match g.workloads.iter().position(|w| w.fsmark.is_some() || w.simoops.is_some() || w.stat.is_some()) {
             Some(i) => Err(Fix::new(
                 format!(
                     "guest workload \"{}\" works on a filesystem, and guests have none",

@@ -25,7 +25,7 @@ pub use guest::{GUEST, KVM};
 #[allow(unused_imports)]
 pub use machine::{COST, DISK, HOST, OOM, SWAP, SYSCTL, WRITEBACK};
 #[allow(unused_imports)]
-pub use workload::{ANON, DROP_CACHES, FILE, FSMARK, HIGHORDER, SIMOOPS, TRACE, WORKLOAD};
+pub use workload::{ANON, DROP_CACHES, FILE, FSMARK, HIGHORDER, SIMOOPS, STAT, TRACE, WORKLOAD};
 #[allow(unused_imports)]
 pub use xen::{BLKBACK, BLKIO, VBD, XEN, XEN_COST};
 
@@ -154,7 +154,7 @@ section! {
 /// The fsmark and simoops workloads work on the filesystem, which must be there.
 const FS_WORKLOADS: Rule<Scenario> = Rule {
     name: "filesystem workloads have a filesystem",
-    doc: "a `[workload.fsmark]` or `[workload.simoops]` table needs an `[fs]` table",
+    doc: "a `[workload.fsmark]`, `[workload.simoops]` or `[workload.stat]` table needs an `[fs]` table",
     check: |s, _| {
         if s.fs.is_some() {
             return Ok(());
@@ -162,14 +162,16 @@ const FS_WORKLOADS: Rule<Scenario> = Rule {
         match s
             .workloads
             .iter()
-            .position(|w| w.fsmark.is_some() || w.simoops.is_some())
+            .position(|w| w.fsmark.is_some() || w.simoops.is_some() || w.stat.is_some())
         {
             Some(i) => {
                 let w = &s.workloads[i];
                 let table = if w.fsmark.is_some() {
                     "fsmark"
-                } else {
+                } else if w.simoops.is_some() {
                     "simoops"
+                } else {
+                    "stat"
                 };
                 Err(Fix::new(
                     format!(

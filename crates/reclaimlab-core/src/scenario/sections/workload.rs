@@ -6,8 +6,8 @@ use std::path::Path;
 use crate::scenario::schema::{section, Fix, Optional, Rule, Ty, Val};
 use crate::scenario::{
     AccessPattern, AnonSpec, Compression, DropCachesSpec, FileOp, FileSpec, FsmarkSpec,
-    HighOrderGfp, HighOrderSpec, Lifetimes, ObjectSize, SimoopsSpec, TraceFormat, TraceKind,
-    TraceSpec, TraceTime, Workload, KIB, MIB, NS_PER_MS, NS_PER_US,
+    HighOrderGfp, HighOrderSpec, Lifetimes, ObjectSize, SimoopsSpec, StatSpec, TraceFormat,
+    TraceKind, TraceSpec, TraceTime, Workload, KIB, MIB, NS_PER_MS, NS_PER_US,
 };
 
 const DURATION: Ty = Ty::Duration { min: 0 };
@@ -53,6 +53,7 @@ section! {
         fsmark: None;
         simoops: None;
         drop_caches: None;
+        stat: None;
         blkio: None;
     }
     children: [
@@ -91,6 +92,11 @@ section! {
             get: |w| w.drop_caches.as_ref(),
             put: |w, c| w.drop_caches = Some(c),
         },
+        Optional::<Workload, StatSpec> {
+            section: &STAT,
+            get: |w| w.stat.as_ref(),
+            put: |w, c| w.stat = Some(c),
+        },
         Optional::<Workload, crate::scenario::BlkioSpec> {
             section: &super::xen::BLKIO,
             get: |w| w.blkio.as_ref(),
@@ -122,6 +128,7 @@ section! {
                     && w.fsmark.is_none()
                     && w.simoops.is_none()
                     && w.drop_caches.is_none()
+                    && w.stat.is_none()
                     && w.blkio.is_none()
                 {
                     return Err(Fix::new(
@@ -406,6 +413,23 @@ section! {
         alloc_bytes: MIB => Key::new("alloc", REGION, "memory allocated and touched per unit of work (the timed allocation)");
         keep_units: 16 => Key::new("keep_units", Ty::UInt { min: 1, max: 1 << 20 }, "units whose memory a thread keeps before freeing the oldest");
         think_ns: 100 * NS_PER_US => Key::new("think", DURATION, "CPU time of a unit besides its allocation and reads");
+    }
+    children: [],
+    rules: [],
+    derived: None,
+}
+
+section! {
+    StatSpec => pub static STAT = "stat",
+        "A metadata walker on the `[fs]` filesystem: passes of path lookup and `stat` over the \
+         files of its namespace (what the fsmark workloads created), in creation order. A \
+         cached dentry is a hit; a pruned one is allocated again (GFP_KERNEL) and its inode is \
+         found in memory (XFS: recycled from XFS reclaim) or read back at the filesystem's \
+         io_latency and allocated again." {
+        threads: 1 => Key::new("threads", Ty::UInt { min: 1, max: 256 }, "walking threads (thread k looks up files k, k + threads, ...)");
+        passes: 1 => Key::new("passes", PASSES, "passes over the files present when each pass starts");
+        hit_ns: NS_PER_US => Key::new("hit_cost", DURATION, "CPU of a lookup and stat whose dentry is cached [recon]");
+        think_ns: 0 => Key::new("think", DURATION, "application time between two lookups");
     }
     children: [],
     rules: [],

@@ -3,5 +3,6 @@
 mod defaults;
 mod parse;
 mod schema;
+mod schema_fs;
 mod schema_xen;
 mod show;

@@ -34,6 +34,7 @@ fn minimal_takes_every_default() {
         fsmark: None,
         simoops: None,
         drop_caches: None,
+        stat: None,
         blkio: None,
     });
     assert_eq!(s, want);

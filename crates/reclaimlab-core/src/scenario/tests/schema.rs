@@ -216,6 +216,7 @@ fn workload_fields(s: &Workload) -> Vec<(&'static str, String)> {
             fsmark,
             simoops,
             drop_caches,
+            stat,
             blkio
         }
     )
@@ -274,64 +275,6 @@ fn highorder_fields(s: &HighOrderSpec) -> Vec<(&'static str, String)> {
             count
         }
     )
-}
-
-fn fs_fields(s: &FsConfig) -> Vec<(&'static str, String)> {
-    fields!(
-        s,
-        FsConfig {
-            ags,
-            inode_size,
-            dentry_size,
-            slab_fragmentation,
-            log_inodes,
-            cil_interval_ns,
-            cluster_inodes,
-            io_latency_ns,
-            io_queue_depth,
-            logforce_latency_ns,
-            xfssyncd_centisecs,
-            aild_period_ns,
-            flush_cluster_ns,
-            shrinker_batch,
-            shrinker_seeks,
-            dentry_scan_ns,
-            inode_scan_ns,
-            free_object_ns,
-            create_ns
-        }
-    )
-}
-fn fsmark_fields(s: &FsmarkSpec) -> Vec<(&'static str, String)> {
-    fields!(
-        s,
-        FsmarkSpec {
-            threads,
-            files,
-            files_per_dir,
-            file_size_bytes,
-            nofs_fraction,
-            think_ns,
-            rss_bytes
-        }
-    )
-}
-fn simoops_fields(s: &SimoopsSpec) -> Vec<(&'static str, String)> {
-    fields!(
-        s,
-        SimoopsSpec {
-            threads,
-            files,
-            file_size_bytes,
-            reads_per_unit,
-            alloc_bytes,
-            keep_units,
-            think_ns
-        }
-    )
-}
-fn drop_caches_fields(s: &DropCachesSpec) -> Vec<(&'static str, String)> {
-    fields!(s, DropCachesSpec { value, after_ns })
 }
 
 /// A valid value of the key's type other than `cur`.
@@ -484,6 +427,7 @@ fn every_field_is_reachable_from_exactly_one_key() {
         ("fsmark", "fsmark"),
         ("simoops", "simoops"),
         ("drop_caches", "drop_caches"),
+        ("stat", "stat"),
         ("blkio", "blkio"),
     ];
     check_complete(
@@ -526,16 +470,7 @@ fn every_field_is_reachable_from_exactly_one_key() {
         &[],
         &[],
     );
-    check_complete(&FS, &FsConfig::default(), fs_fields, &[], &[]);
-    check_complete(&FSMARK, &FsmarkSpec::default(), fsmark_fields, &[], &[]);
-    check_complete(&SIMOOPS, &SimoopsSpec::default(), simoops_fields, &[], &[]);
-    check_complete(
-        &DROP_CACHES,
-        &DropCachesSpec::default(),
-        drop_caches_fields,
-        &[],
-        &[],
-    );
+    // The filesystem tables ([fs], fsmark, simoops, stat, drop_caches): schema_fs.rs.
 }
 
 /// What each key's declaration says about its default agrees with the section's `Default`:
@@ -595,10 +530,6 @@ fn declared_defaults_match_the_section_defaults() {
     check_declared_defaults(&FILE);
     check_declared_defaults(&TRACE);
     check_declared_defaults(&HIGHORDER);
-    check_declared_defaults(&FS);
-    check_declared_defaults(&FSMARK);
-    check_declared_defaults(&SIMOOPS);
-    check_declared_defaults(&DROP_CACHES);
     // Empty tables are all defaults.
     let text = "[sim]\n[host]\n[sysctl]\n[swap]\n[disk]\n[writeback]\n[cost]\n[oom]\n[policy]\n\
                 [[workload]]\nname = \"w\"\n[workload.highorder]\ncount = 1\n";

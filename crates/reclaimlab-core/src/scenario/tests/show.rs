@@ -44,6 +44,7 @@ fn workload(name: &str) -> Workload {
         fsmark: None,
         simoops: None,
         drop_caches: None,
+        stat: None,
         blkio: None,
     }
 }

@@ -23,8 +23,10 @@ pub struct Ag {
     /// its sleep; a trylock before then fails, a blocking lock waits).
     pub lock_until: u64,
     pub next_agino: u32,
-    /// In-core inodes of each cluster (`agino / cluster_inodes`).
+    /// In-core inodes of each cluster (`agino / cluster_inodes`; ext4: inode-table block).
     pub clusters: Vec<Vec<u32>>,
+    /// Each cluster's buffer (`machine::fs::meta`).
+    pub bufs: Vec<super::meta::BlockBuf>,
 }
 
 /// The mount's XFS state (`struct xfs_mount` + `xfs_ail` + the log), one per filesystem.

@@ -69,7 +69,7 @@ impl Filesystem {
         let agino = a.next_agino;
         a.next_agino += 1;
         let ino = self.icache.alloc(ag, agino, file, state);
-        let c = (agino / self.cfg.cluster_inodes as u32) as usize;
+        let c = (agino / self.block_inodes()) as usize;
         let a = &mut self.xfs.ags[ag as usize];
         if a.clusters.len() <= c {
             a.clusters.resize_with(c + 1, Vec::new);
@@ -246,16 +246,26 @@ impl Machine {
         let i = fs.icache.i[ino as usize];
         let a = &mut fs.xfs.ags[i.ag as usize];
         a.reclaimable.remove(&i.agino);
-        let c = (i.agino / fs.cfg.cluster_inodes as u32) as usize;
-        if let Some(k) = a.clusters[c].iter().position(|&x| x == ino) {
-            a.clusters[c].swap_remove(k);
-        }
         fs.xfs.nr_reclaimable -= 1;
+        fs.stats.xs_ig_reclaims += 1;
+        self.fs_inode_free(fs, ino);
+    }
+
+    /// Free an evicted inode (XFS: reclaimed; ext4: `destroy_inode` at eviction): its slab
+    /// object and item go back, it leaves its cluster, whose buffer may go with it.
+    pub fn fs_inode_free(&mut self, fs: &mut Filesystem, ino: u32) {
+        let i = fs.icache.i[ino as usize];
+        let c = i.agino / fs.block_inodes();
+        let members = &mut fs.xfs.ags[i.ag as usize].clusters[c as usize];
+        if let Some(k) = members.iter().position(|&x| x == ino) {
+            members.swap_remove(k);
+        }
         if i.file != NONE {
             fs.files[i.file as usize].ino = NONE;
         }
+        self.fs_item_put(fs, ino);
         fs.icache.release(ino);
-        fs.stats.xs_ig_reclaims += 1;
         self.kmem_cache_free(fs.inode_cache, 1);
+        self.fs_block_put(fs, i.ag, c);
     }
 }

@@ -1,0 +1,188 @@
+//! Filesystems as memory the kernel fights over (issue 31): an XFS or ext4 file-creation storm
+//! beside an anonymous working set in a small machine with swap (`scenarios/*-create-storm.toml`)
+//! swaps the working set out and steals pages, and does less of it as `vfs_cache_pressure`
+//! rises; a `[workload.stat]` walk over what fsmark created hits, recycles or reads back its
+//! inodes as the caches left them.
+
+use std::path::PathBuf;
+
+use reclaimlab_core::scenario::{parse_file, parse_str, Scenario};
+use reclaimlab_core::{run, InvariantMode, RunOptions, RunOutput};
+
+fn example(name: &str) -> Scenario {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../scenarios")
+        .join(format!("{name}.toml"));
+    parse_file(&p).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn go(scn: &Scenario, seed: u64, inv: InvariantMode) -> RunOutput {
+    let opts = RunOptions {
+        seed: Some(seed),
+        invariants: inv,
+        trace: None,
+    };
+    run(scn, &opts, &mut |_, _| true).unwrap_or_else(|e| panic!("{}: {e}", scn.name))
+}
+
+fn counter(out: &RunOutput, name: &str) -> u64 {
+    out.counters.iter().find(|(k, _)| k == name).unwrap().1
+}
+
+fn summary(out: &RunOutput) -> serde_json::Value {
+    serde_json::from_str(&out.summary_json).unwrap()
+}
+
+fn meminfo_kb(out: &RunOutput, line: &str) -> u64 {
+    let text = &out
+        .extra_files
+        .iter()
+        .find(|(n, _)| n == "meminfo")
+        .unwrap()
+        .1;
+    text.lines()
+        .find(|l| l.starts_with(&format!("{line}:")))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .unwrap_or_else(|| panic!("no {line} in {text}"))
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn create_storm_swaps_and_steals_on_xfs_and_ext4() {
+    for name in ["xfs-create-storm", "ext4-create-storm"] {
+        let scn = example(name);
+        let out = go(&scn, 1, InvariantMode::Periodic(500));
+        let (swapped, stolen) = (
+            counter(&out, "pswpout"),
+            counter(&out, "pgsteal_kswapd") + counter(&out, "pgsteal_direct"),
+        );
+        // Before issue 31 the model swapped none and stole none here: the caches' own kernel
+        // memory was not allocated, and the working set was never pushed out.
+        assert!(swapped >= 1000, "{name}: pswpout {swapped}");
+        assert!(stolen >= 1000, "{name}: pgsteal {stolen}");
+        assert!(counter(&out, "slabs_scanned") > 0, "{name}");
+        // The slab is what took the memory: SReclaimable is most of the machine.
+        let total = meminfo_kb(&out, "MemTotal");
+        let srecl = meminfo_kb(&out, "SReclaimable");
+        assert!(
+            srecl * 2 > total,
+            "{name}: SReclaimable {srecl} of {total} kB"
+        );
+        assert_eq!(
+            meminfo_kb(&out, "Slab"),
+            srecl + meminfo_kb(&out, "SUnreclaim")
+        );
+        let s = summary(&out);
+        let buffers = meminfo_kb(&out, "Buffers");
+        if name.starts_with("ext4") {
+            // ext4's metadata blocks are block-device page cache; XFS's buffers are not.
+            assert_eq!(buffers, s["fs"]["buffer_pages"].as_u64().unwrap() * 4);
+            assert!(buffers > 0);
+        } else {
+            assert_eq!(buffers, 0);
+            assert!(s["fs"]["buffer_pages"].as_u64().unwrap() > 0);
+        }
+    }
+}
+
+/// pswpout of the storm at `pressure`, seeds 1-3.
+fn pswpout(name: &str, pressure: u64) -> Vec<u64> {
+    let mut scn = example(name);
+    scn.sysctl.vfs_cache_pressure = pressure;
+    (1..=3)
+        .map(|seed| counter(&go(&scn, seed, InvariantMode::Off), "pswpout"))
+        .collect()
+}
+
+#[test]
+fn pswpout_falls_as_vfs_cache_pressure_rises() {
+    // Recorded figures (seeds 1, 2, 3), pswpout at 100 / 200 / 500:
+    //   xfs:  2753 3094 2493 / 2965 2114 2546 / 1840 2381 2494
+    //   ext4: 1828 2125 2599 / 1820 1642 2351 / 1529 1422 1421
+    // The mean falls at each step for both; single seeds do not always (xfs seed 1 rises
+    // from 100 to 200), so the claim is about the mean over the three seeds.
+    for name in ["xfs-create-storm", "ext4-create-storm"] {
+        let means: Vec<f64> = [100, 200, 500]
+            .iter()
+            .map(|&p| {
+                let v = pswpout(name, p);
+                v.iter().sum::<u64>() as f64 / v.len() as f64
+            })
+            .collect();
+        eprintln!("{name}: mean pswpout at 100/200/500: {means:?}");
+        assert!(
+            means[0] > means[1] && means[1] > means[2],
+            "{name}: {means:?}"
+        );
+    }
+}
+
+fn stat_scenario(fs_type: &str, drop: bool) -> Scenario {
+    let drop = if drop {
+        "[[workload]]\nname = \"drop\"\n[workload.drop_caches]\nvalue = 2\nafter = \"1s\"\n"
+    } else {
+        ""
+    };
+    let text = format!(
+        "name = \"stat\"\n[sim]\nduration = \"4s\"\n[host]\nram = \"512MiB\"\n[swap]\nsize = \"0\"\n\
+         [fs]\ntype = \"{fs_type}\"\nags = 2\nio_latency = \"200us\"\n\
+         [[workload]]\nname = \"fsmark\"\n[workload.fsmark]\nfiles = 2000\n\
+         nofs_fraction = 0.0\nrss = \"0\"\n{drop}\
+         [[workload]]\nname = \"walk\"\nstart = \"2s\"\n[workload.stat]\npasses = 2\n"
+    );
+    parse_str(&text, "stat.toml").unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn stat_walk_hits_recycles_or_reads_back() {
+    for fs_type in ["xfs", "ext4"] {
+        // No pressure: every lookup of both passes finds its dentry.
+        let out = go(
+            &stat_scenario(fs_type, false),
+            1,
+            InvariantMode::Periodic(500),
+        );
+        let s = summary(&out);
+        let fs = &s["fs"];
+        assert_eq!(s["stat"]["lookups"], 4000, "{fs_type}");
+        assert_eq!(s["stat"]["passes"], 2, "{fs_type}");
+        assert_eq!(fs["lookups_cached"], 4000, "{fs_type}");
+        assert_eq!(
+            (fs["lookups_cold"].as_u64(), fs["xs_ig_attempts"].as_u64()),
+            (Some(0), Some(0))
+        );
+
+        // drop_caches 2 pruned every dentry and evicted every inode before the walk (the
+        // files are empty: no dirty page keeps an inode in memory).
+        let out = go(
+            &stat_scenario(fs_type, true),
+            1,
+            InvariantMode::Periodic(500),
+        );
+        let s = summary(&out);
+        let fs = &s["fs"];
+        assert_eq!(fs["dentries_pruned"], 2000, "{fs_type}");
+        // The first pass misses every dentry, the second hits every one it re-made.
+        assert_eq!(fs["lookups_cached"], 2000, "{fs_type}");
+        let (recycled, cold) = (
+            fs["lookups_recycled"].as_u64().unwrap(),
+            fs["lookups_cold"].as_u64().unwrap(),
+        );
+        assert_eq!(recycled + cold, 2000, "{fs_type}");
+        if fs_type == "ext4" {
+            // ext4 freed every evicted inode: each is read back from disk.
+            assert_eq!(cold, 2000);
+            assert_eq!(fs["xs_ig_attempts"], 0, "no XFS counters on ext4");
+        } else {
+            // XFS keeps what it could not reclaim yet (recycled: xs_ig_found), reads the rest.
+            assert_eq!(fs["xs_ig_attempts"], 2000);
+            assert_eq!(fs["xs_ig_found"].as_u64().unwrap(), recycled);
+            assert_eq!(fs["xs_ig_missed"].as_u64().unwrap(), cold);
+        }
+        // A read-back lookup waits for the disk: the slowest lookup took at least io_latency.
+        if cold > 0 {
+            assert!(s["latency"]["lookup"]["max_ns"].as_u64().unwrap() >= 200_000);
+        }
+    }
+}
