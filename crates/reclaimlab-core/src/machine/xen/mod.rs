@@ -83,7 +83,8 @@ pub struct BlkbackParams {
 }
 
 /// What the grant and I/O path costs (`[xen.cost]`): mechanisms.md §C.6's structure, its
-/// numbers estimates calibrated to seed 003, not measurements. Dom0's costs are charged to the
+/// numbers estimates from §C.6's worked example, not measurements (the seed 003 reproduction
+/// fits two of them on its calibration points). Dom0's costs are charged to the
 /// ring kthread's CPU, the guest's to the vCPU of the I/O thread. Defaults in `[xen.cost]`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct XenCost {

@@ -74,7 +74,9 @@ section! {
 section! {
     XenCost => pub static XEN_COST = "cost",
         "What the grant and I/O path costs (mechanisms.md §C.6): the shape is sourced, the \
-         numbers are estimates calibrated to seed 003's curve, not measurements." {
+         numbers are estimates from §C.6's worked example, not measurements \
+         (`reproduce persistent-grants` fits `guest_request` and `flush_contention` on seed \
+         003's 1- and 5-guest points and predicts the rest)." {
         request_ns: 1_500 => Key::new("request", COST, "blkback's own work per request (ring copy, bio, response)");
         map_ns: NS_PER_US => Key::new("map", COST, "one GNTTABOP_map_grant_ref hypercall");
         map_op_ns: 150 => Key::new("map_op", COST, "each map operation in it");
