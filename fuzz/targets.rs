@@ -11,7 +11,7 @@
 
 use std::io::Cursor;
 
-use reclaimlab_core::scenario::{parse_str, show};
+use reclaimlab_core::scenario::{self, parse_str, show};
 use reclaimlab_core::trace::{Compression, TraceFormat, TraceReader};
 
 /// Records read at most per input (a zstd bomb expands a few bytes into many).
@@ -27,7 +27,7 @@ pub fn scenario_toml(data: &[u8]) {
 fn scenario_text(text: &str) {
     match parse_str(text, "fuzz.toml") {
         Ok(s) => {
-            let shown = show::to_toml(&s);
+            let shown = scenario::to_toml(&s);
             let again = parse_str(&shown, "fuzz.toml").unwrap_or_else(|e| {
                 panic!("the printed scenario does not parse: {e}\n--- input\n{text}\n--- printed\n{shown}")
             });
@@ -38,7 +38,7 @@ fn scenario_text(text: &str) {
             );
             // And the printed text is a fixed point.
             assert!(
-                show::to_toml(&again) == shown,
+                scenario::to_toml(&again) == shown,
                 "printing what was read back gives other text\n--- input\n{text}\n--- printed\n{shown}"
             );
         }

@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
-"""Print the Rust crates' structure report: import cycles between source files and between
-top-level modules, and core files longer than the limit. The same check as
-tests/python/test_structure.py (its parser is tests/python/rust_structure.py).
+"""Print the structure report: import cycles between the Rust crates' source files and between
+their top-level modules (every `crate::`, `super::`, `self::` and child path, in `use` and
+inline), core files longer than the limit, references up to a crate root, and import cycles
+between the Python packages' modules. The same check as tests/python/test_structure.py (its
+parsers are tests/python/rust_structure.py and py_structure.py).
 
-Usage: python3 scripts/check-structure.py   (exit status 1 if anything is reported)
+Usage: python3 scripts/check-structure.py [ROOT]   (ROOT: a tree with crates/*/src and python/*;
+the repository by default. Exit status 1 if anything is reported.)
 """
 
 import sys
@@ -16,9 +19,9 @@ import rust_structure  # noqa: E402  (found through the path entry above)
 
 
 def main() -> int:
-    s = rust_structure.analyse(ROOT)
+    s = rust_structure.analyse(Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT)
     sys.stdout.write(rust_structure.report(s))
-    return 1 if s.file_cycles or s.module_cycles or s.long_files else 0
+    return 1 if s.failed() else 0
 
 
 if __name__ == "__main__":

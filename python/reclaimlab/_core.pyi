@@ -23,9 +23,14 @@ class Timeseries:
 
 _Path = str | PathLike[str] | None
 
-def parse(path: _Path = None, text: str | None = None, name: str = "<dict>") -> None: ...
-def info(path: _Path = None, text: str | None = None, name: str = "<dict>") -> dict[str, object]: ...
-def show_defaults(path: _Path = None, text: str | None = None, name: str = "<dict>") -> str: ...
+# `base_dir` (with `text` only): the directory the text's relative paths are relative to, as if
+# it were a file there; without it, the current directory.
+def parse(path: _Path = None, text: str | None = None, name: str = "<dict>",
+          base_dir: _Path = None) -> None: ...
+def info(path: _Path = None, text: str | None = None, name: str = "<dict>",
+         base_dir: _Path = None) -> dict[str, object]: ...
+def show_defaults(path: _Path = None, text: str | None = None, name: str = "<dict>",
+                  base_dir: _Path = None) -> str: ...
 def run(
     path: _Path = None,
     text: str | None = None,
@@ -34,6 +39,7 @@ def run(
     progress: Callable[[int, int], bool | None] | None = None,
     name: str = "<dict>",
     trace: str | None = None,
+    base_dir: _Path = None,
 ) -> dict[str, object]: ...
 def lru(
     path: str | PathLike[str],

@@ -95,15 +95,19 @@ def _check_dict(value: Any, path: str = "") -> None:
 
 @dataclass(frozen=True)
 class Source:
-    """A scenario as the extension takes it: a path, or TOML text reported under ``name``."""
+    """A scenario as the extension takes it: a path, or TOML text reported under ``name``
+    whose relative paths are relative to ``base_dir`` (the current directory if None)."""
 
     path: str | None = None
     text: str | None = None
     name: str = "<dict>"
+    base_dir: str | None = None
 
     def kwargs(self) -> dict[str, Any]:
         if self.path is not None:
             return {"path": self.path}
+        if self.base_dir is not None:
+            return {"text": self.text, "name": self.name, "base_dir": self.base_dir}
         return {"text": self.text, "name": self.name}
 
 

@@ -151,3 +151,12 @@ def read_tree(directory: Path) -> dict[str, bytes]:
 
 
 __all__ = ["reclaimlab", "tiny_text", "tiny_dict", "read_tree", "run_cli", "FakeEngine"]
+
+
+@pytest.fixture(scope="session")
+def repro_store(tmp_path_factory):
+    """One result store for every reproduction test of the session: each test module's
+    reproduction adds its runs, and ``reproduce all`` (test_reproduction_all.py, collected after
+    them) reuses every run that is already there, as a user's second ``reproduce`` would."""
+    return tmp_path_factory.mktemp("repro-store")
+

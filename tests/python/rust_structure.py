@@ -1,22 +1,29 @@
 """The module structure of the Rust crates: which source file refers to which, import cycles,
-and file length. Used by ``test_structure.py`` and, for people, ``scripts/check-structure.py``.
+file length, and references up to a crate root. Used by ``test_structure.py`` and, for people,
+``scripts/check-structure.py`` (which adds the Python packages, see ``py_structure.py``).
 
 What counts as a reference from one file to another:
 
-* ``use crate::...``, ``use super::...`` and ``use self::...`` (also ``pub use``), with nested
-  ``{...}`` groups, ``self`` inside a group, globs and ``as`` renames;
-* an inline path ``crate::a::b`` anywhere in code (``$crate::`` in macros too).
+* ``use crate::...``, ``use super::...``, ``use self::...`` and a module's ``use child::...``
+  of one of its own child modules (also ``pub use``), with nested ``{...}`` groups, ``self``
+  inside a group, globs and ``as`` renames;
+* an inline path anywhere in code, in a signature or an expression: ``crate::a::b``
+  (``$crate::`` in macros too), ``super::x::Y``, ``self::x::Y``, and ``child::f`` when
+  ``child`` is a child module of the file's module (``pub(in crate::a)`` is not a path).
 
 Each is resolved to the file of the longest module prefix of its path that is a file
 (``a/b.rs`` or ``a/b/mod.rs`` is module ``a::b``; ``lib.rs`` is the crate root), so
 ``crate::mm::zone::Zone`` is a reference to ``mm/zone.rs``. ``super`` and ``self`` are taken
-relative to the module the ``use`` is in, inline ``mod name { ... }`` blocks included.
+relative to the module the path is in, inline ``mod name { ... }`` blocks included.
+
+A reference to a module the file is nested in (``use super::Machine`` from a child of
+``machine/mod.rs``) is kept but marked ``upward`` and is not an edge of the import graph: that is
+how Rust nesting reads, and the parent naming its children is the other direction. A reference
+up to a crate root (``lib.rs``) is reported on its own (``root_refs``).
 
 Left out, because they are not part of the crate's structure: comments (doc links included),
 string and char literals, ``#[cfg(test)] mod NAME { ... }`` blocks, files named ``tests.rs``
-that their parent declares as ``#[cfg(test)] mod tests;``, and ``src/bin/``. Plain relative
-paths (``use child::X`` in a parent) are not followed: a parent naming its own children is how
-Rust modules are built, not a dependency worth policing.
+that their parent declares as ``#[cfg(test)] mod tests;``, and ``src/bin/``.
 """
 
 from __future__ import annotations
@@ -42,6 +49,9 @@ class Ref:
     target: Path
     line: int
     text: str  # the path as written, e.g. "crate::mm::zone::Zone"
+    #: The target is a module the source is nested in (``super::Machine`` from a child of
+    #: ``machine/mod.rs``, ``crate::X`` of the crate root): not an edge of the import graph.
+    upward: bool = False
 
 
 @dataclass(frozen=True)
@@ -67,6 +77,21 @@ class Structure:
     module_cycles: list[Cycle] = field(default_factory=list)
     #: (file, number of lines) of every length-checked file longer than :data:`MAX_LINES`.
     long_files: list[tuple[Path, int]] = field(default_factory=list)
+    #: References from a module up to its crate's root (``crate::ENGINE_VERSION`` in
+    #: ``lib.rs``): the root is the top layer; what a module needs is handed down to it.
+    root_refs: list[Ref] = field(default_factory=list)
+    #: The same for the Python packages under ``python/`` (see ``py_structure``).
+    py_files: list[Path] = field(default_factory=list)
+    py_refs: list[Ref] = field(default_factory=list)
+    py_file_cycles: list[Cycle] = field(default_factory=list)
+    py_module_cycles: list[Cycle] = field(default_factory=list)
+
+    def failed(self) -> bool:
+        """Whether anything the checks forbid was found."""
+        return bool(
+            self.file_cycles or self.module_cycles or self.long_files or self.root_refs
+            or self.py_file_cycles or self.py_module_cycles
+        )
 
     def file_key(self, p: Path) -> str:
         """A file as a node of the file graph: its path from the repository root."""
@@ -271,18 +296,35 @@ def file_refs(src: Path, file: Path, modules: dict[tuple[str, ...], Path]) -> li
             while rest and rest[0] == "super":
                 base, rest = base[:-1], rest[1:]
             full = base + rest
+        elif tuple(base + [head]) in modules:
+            full = base + path  # `child::X`: a module naming one of its own children
         else:
-            return  # an external crate, or a path relative to the current module
+            return  # an external crate, std, or a name that is not a module of this crate
         for k in range(len(full), -1, -1):
-            target = modules.get(tuple(full[:k]))
+            key = tuple(full[:k])
+            target = modules.get(key)
             if target is not None:
                 if target != file:
-                    refs.append(Ref(file, target, line, "::".join(path)))
+                    # A reference to a module this file is nested in (its parent's mod.rs, the
+                    # crate root) is how Rust's nesting reads, `use super::Machine`; it is kept
+                    # (see `upward`) but is not an edge of the import graph.
+                    up = len(key) < len(here) and key == here[: len(key)]
+                    refs.append(Ref(file, target, line, "::".join(path), up))
                 return
+
+    def path_at(j: int) -> tuple[list[str], int]:
+        """The path ``toks[j] :: ident :: ident ...`` and the index just past it."""
+        path = [toks[j][0]]
+        j += 1
+        while j + 1 < len(toks) and toks[j][0] == "::" and re.match(r"\w", toks[j + 1][0]):
+            path.append(toks[j + 1][0])
+            j += 2
+        return path, j
 
     i = 0
     while i < len(toks):
         t, line = toks[i]
+        prev = toks[i - 1][0] if i else ""
         if t == "{":
             depth += 1
         elif t == "}":
@@ -302,12 +344,15 @@ def file_refs(src: Path, file: Path, modules: dict[tuple[str, ...], Path]) -> li
                 resolve(path, line)
             i = j + 1
             continue
-        elif t in ("crate", "$crate") and i + 1 < len(toks) and toks[i + 1][0] == "::":
-            path = [t]
-            j = i + 1
-            while j + 1 < len(toks) and toks[j][0] == "::" and re.match(r"\w", toks[j + 1][0]):
-                path.append(toks[j + 1][0])
-                j += 2
+        elif (
+            re.match(r"\$?[A-Za-z_]", t)
+            and i + 1 < len(toks)
+            and toks[i + 1][0] == "::"
+            and prev not in ("::", "in")  # the start of a path; not `pub(in crate::a)`
+        ):
+            # An inline path anywhere in code: `crate::a::B`, `super::x::f()`, `self::y::Z`,
+            # `child::T` (only resolved when its head is one of this module's children).
+            path, j = path_at(i)
             if len(path) > 1:
                 resolve(path, line)
             i = j
@@ -395,7 +440,7 @@ def cycles(refs: list[Ref], key) -> list[Cycle]:
     nodes: set[str] = set()
     for r in refs:
         a, b = key(r.source), key(r.target)
-        if a is None or b is None or a == b:
+        if a is None or b is None or a == b or r.upward:
             continue
         nodes |= {a, b}
         edges[a].add(b)
@@ -418,7 +463,10 @@ def cycles(refs: list[Ref], key) -> list[Cycle]:
 
 
 def analyse(root: Path) -> Structure:
-    """References, cycles and long files of every crate in ``root/crates``."""
+    """References, cycles and long files of every crate in ``root/crates``, and the import
+    cycles of the Python packages in ``root/python``."""
+    import py_structure  # beside this file; it uses this module's graph code
+
     root = Path(root).resolve()
     s = Structure(root)
     for src in sorted(root.glob("crates/*/src")):
@@ -427,6 +475,9 @@ def analyse(root: Path) -> Structure:
         s.files += files
         for f in files:
             s.refs += file_refs(src, f, modules)
+        crate_root = modules.get(())
+        s.root_refs += [r for r in s.refs if r.target == crate_root and r.source != crate_root]
+    py_structure.analyse(root, s)
 
     s.file_cycles = cycles(s.refs, s.file_key)
     s.module_cycles = cycles(s.refs, s.module_key)
@@ -454,7 +505,7 @@ def format_cycles(title: str, found: list[Cycle], root: Path, refs: list[Ref], k
         first: dict[tuple[str, str], Ref] = {}
         for r in refs:
             a, b = key(r.source), key(r.target)
-            if a != b and a in members and b in members:
+            if a != b and a in members and b in members and not r.upward:
                 first.setdefault((a, b), r)
         lines.append("    edges:")
         for (a, b), r in sorted(first.items()):
@@ -472,15 +523,41 @@ def format_long_files(found: list[tuple[Path, int]], root: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
+def format_root_refs(found: list[Ref], root: Path) -> str:
+    title = "References up to a crate root (lib.rs)"
+    if not found:
+        return f"{title}: none\n"
+    lines = [f"{title}: {len(found)}"]
+    lines += [f"  {r.source.relative_to(root).as_posix()}:{r.line}: {r.text}" for r in found]
+    return "\n".join(lines) + "\n"
+
+
+def py_module_key(s: Structure):
+    """The Python module graph's node of a file: ``package.first name under it``."""
+
+    def key(p: Path) -> str | None:
+        name = p.relative_to(s.root / "python").with_suffix("").parts
+        return None if len(name) < 2 or name[1] == "__init__" else f"{name[0]}.{name[1]}"
+
+    return key
+
+
 def report(s: Structure) -> str:
-    """The whole check for people: cycles between files, between top-level modules, long files."""
+    """The whole check for people: cycles between files, between top-level modules, long files,
+    references up to a crate root; then the Python packages' cycles."""
     return "\n".join(
         [
-            f"{len(s.files)} source files, {len(s.refs)} references between files",
+            f"Rust: {len(s.files)} source files, {len(s.refs)} references between files",
             format_cycles("Cycles between files", s.file_cycles, s.root, s.refs, s.file_key),
             format_cycles(
                 "Cycles between top-level modules", s.module_cycles, s.root, s.refs, s.module_key
             ),
             format_long_files(s.long_files, s.root),
+            format_root_refs(s.root_refs, s.root),
+            f"Python: {len(s.py_files)} modules, {len(s.py_refs)} imports between them",
+            format_cycles("Cycles between Python modules", s.py_file_cycles, s.root, s.py_refs,
+                          s.file_key),
+            format_cycles("Cycles between top-level Python modules", s.py_module_cycles, s.root,
+                          s.py_refs, py_module_key(s)),
         ]
     )

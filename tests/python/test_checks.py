@@ -139,3 +139,24 @@ def test_sweep_knob_runs_through_the_store_and_reuses_it(tmp_path):
     from reclaimlab.sweep import SweepError
     with pytest.raises(SweepError, match="no_such_key|no such|unknown"):
         sens.sweep_knob(store, "bad", base, {"host.no_such_key": [1]}, seeds=[1])
+
+
+def test_the_reproduction_page_shows_a_sweep_table_and_its_plot(tmp_path):
+    import pandas as pd
+
+    from reclaimlab.report import reproduction_page
+
+    df = pd.DataFrame({"ram": ["1GiB", "2GiB"], "seed": [1, 1], "v": [3.0, 9.0]})
+    lines, holds = sens.sensitivity_table(df, "ram", "v", lambda v: v < 5)
+    plot = sens.sensitivity_plot(df, "ram", "v", tmp_path / "s" / "ram-v.svg", band=(0, 5))
+    rec = sens.sensitivity_record('<b>v</b> over ram', "ram", "v", lines, holds, plot, tmp_path,
+                                  range_note="why this range", check="x.ram")
+    assert rec["plot"] == "s/ram-v.svg" and rec["holds"] == {"n": 1, "of": 2}
+    got = [ck.holds_check("x.ram", "claim", [True, False], source="sweep")]
+    manifest = {"title": "T", "seed": 1, "situations": [{
+        "key": "s", "title": "S", "story": "", "runs": [], "checks": ck.manifest_checks(got),
+        "thread": {}, "ours": {}, "tables": [], "sensitivity": [rec]}]}
+    html = "\n".join(reproduction_page([(tmp_path, manifest)]).blocks)
+    assert "holds at 1 of 2 points" in html and "why this range" in html
+    assert "Holds at 1 of 2 points." in html and '<figure class="sensitivity"><svg' in html
+    assert "<b>v</b>" not in html and "&lt;b&gt;v&lt;/b&gt;" in html

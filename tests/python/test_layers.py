@@ -1,5 +1,5 @@
 """The Python package's architecture: the import-linter contracts in pyproject.toml hold, they
-really catch a wrong import, and only the API and the results module reach the extension."""
+really catch a wrong import, and only the API and results' freshness reach the extension."""
 
 from __future__ import annotations
 
@@ -42,16 +42,22 @@ def test_contracts_are_kept():
 
 
 def test_contracts_catch_an_upward_import_and_a_cycle(tmp_path):
-    """A copy of the package with three wrong imports breaks every contract: without this, a
+    """A copy of the package with six wrong imports breaks every contract: without this, a
     contract that matched nothing (a typo in a module name) would pass silently."""
     copy = tmp_path / "reclaimlab"
     shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("*.so", "__pycache__"))
-    with open(copy / "results.py", "a") as f:
-        f.write("\nfrom . import api  # upward: results is below api\n")
+    with open(copy / "results" / "naming.py", "a") as f:
+        f.write("\nfrom .. import api  # upward: results is below api\n")
     with open(copy / "commands" / "lru.py", "a") as f:
         f.write("\nfrom . import run  # one subcommand importing another\n")
     with open(copy / "validate" / "kernel.py", "a") as f:
         f.write("\nfrom . import store  # upward inside the validation harness\n")
+    with open(copy / "results" / "series.py", "a") as f:
+        f.write("\nfrom . import read  # upward inside the result directories\n")
+    with open(copy / "sweep" / "file.py", "a") as f:
+        f.write("\nfrom . import planning  # upward inside the sweeps\n")
+    with open(copy / "report" / "page.py", "a") as f:
+        f.write("\nfrom . import charts  # upward inside the report\n")
     r = lint_imports(pythonpath=tmp_path)
     assert r.returncode == 1, r.stdout + r.stderr
     out = r.stdout
@@ -59,6 +65,9 @@ def test_contracts_catch_an_upward_import_and_a_cycle(tmp_path):
     assert "reclaimlab.results is not allowed to import reclaimlab.api" in out, out
     assert "reclaimlab.commands.lru is not allowed to import reclaimlab.commands.run" in out, out
     assert "reclaimlab.validate.kernel is not allowed to import reclaimlab.validate.store" in out, out
+    assert "reclaimlab.results.series is not allowed to import reclaimlab.results.read" in out, out
+    assert "reclaimlab.sweep.file is not allowed to import reclaimlab.sweep.planning" in out, out
+    assert "reclaimlab.report.page is not allowed to import reclaimlab.report.charts" in out, out
 
 
 def extension_importers() -> dict[str, list[int]]:
@@ -84,7 +93,7 @@ def extension_importers() -> dict[str, list[int]]:
 
 def test_only_api_and_results_import_the_extension():
     # grimp cannot see a compiled module, so import-linter cannot place `_core`; this is the
-    # rule its layer stands for: the package reaches the engine through the API (and results,
-    # for the engine version that decides freshness), never from a command or a report.
+    # rule its layer stands for: the package reaches the engine through the API (and results'
+    # freshness, for the engine version that decides it), never from a command or a report.
     importers = extension_importers()
-    assert set(importers) == {"__init__", "api", "results"}, importers
+    assert set(importers) == {"__init__", "api", "results.freshness"}, importers

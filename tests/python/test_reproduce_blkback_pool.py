@@ -21,12 +21,12 @@ def _figs(run) -> dict[str, int]:
 
 
 @pytest.fixture(scope="module")
-def cheap(tmp_path_factory):
+def cheap(tmp_path_factory, repro_store):
     """The reproduction's throughput and invariants situations (the pressure runs take a
     minute; their checks are exercised below on short runs)."""
     out = tmp_path_factory.mktemp("bb")
-    rc = cli.main(["reproduce", "blkback-pool", "--out", str(out), "--no-figures",
-                   "--only", "throughput,invariants"])
+    rc = cli.main(["reproduce", "blkback-pool", "--out", str(out), "--store", str(repro_store),
+                   "--no-figures", "--only", "throughput,invariants"])
     root = out / "blkback-pool"
     checks = json.loads((root / "report.json").read_text())["checks"]
     return rc, root, {c["id"]: c for c in checks}
@@ -113,7 +113,14 @@ def test_e_b2_fails_when_the_duration_changes_nothing():
     out = {ms: int(api.run(bp.pressure_scenario("B1", squeeze_ms=ms, duration="15s"),
                            seed=1).vmstat["pswpout"]) for ms in (1, 10, 100)}
     assert len(set(out.values())) == 1
-    assert not any(c.passed for c in bc.e_b2_checks(out))
+    got = {c.id: c for c in bc.e_b2_checks(out)}
+    assert not any(got[i].passed for i in ("E.B.2.short", "E.B.2.returns", "E.B.2.short.size"))
+    # A 100 ms window that removes all swap-out is no "little gain": said in words, failing.
+    far = bc.e_b2_checks({1: 6_000, 10: 3_000, 100: 0})
+    assert not far[3].passed and far[3].zero == "no swap-out at 100 ms"
+    # The thread's v2 figures pass them all.
+    v2 = bc.e_b2_checks({1: 6_424, 10: 3_325, 100: 3_340})
+    assert all(c.passed for c in v2), v2
 
 
 def _rates(scn) -> list[float]:
@@ -126,8 +133,13 @@ def test_e_b3_fails_on_the_wrong_set_ups():
     # "No cost" where dom0 is the bottleneck fails; the control on a latency-bound set-up fails.
     got = {c.id: c for c in bc.e_b3_checks({("ramdisk", m): r for m, r in bound.items()})}
     assert not got["E.B.3.ramdisk"].passed and not got["E.B.3.ramdisk.rate"].passed
-    ctl = bc.e_b3_checks({("dom0-bound", m): r for m, r in slow.items()})
+    ctl = bc.e_b3_checks({("dom0-bound", m): r for m, r in slow.items()},
+                         {("dom0-bound", m): 1.0 for m in slow})
     assert [c.id for c in ctl] == ["E.B.3.dom0-bound"] and not ctl[0].passed
+    # The dom0-bound rates without a busy dom0 CPU do not make a control either.
+    idle = bc.e_b3_checks({("dom0-bound", m): r for m, r in bound.items()},
+                          {("dom0-bound", m): 0.1 for m in bound})
+    assert not idle[0].passed and "not the bottleneck" in idle[0].zero
     # A network disk twice as fast as the thread's is off its calibration.
     fast = bp.dd_scenario("network", 1024)
     fast["guest"][0]["vbd"][0]["bandwidth"] = "74MiB/s"

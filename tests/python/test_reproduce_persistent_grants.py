@@ -23,10 +23,10 @@ SHORT = "50ms"
 
 
 @pytest.fixture(scope="module")
-def grants(tmp_path_factory):
+def grants(tmp_path_factory, repro_store):
     out = tmp_path_factory.mktemp("grants")
     root = out / pg.NAME
-    store = Store(out / "store")
+    store = Store(repro_store)
     done = pg.reproduce(pg.SITUATIONS, root, 1, store=store)
     checks = json.loads((root / "report.json").read_text())["checks"]
     return done, root, {c["id"]: c for c in checks}, store

@@ -204,7 +204,7 @@ def test_up_to_date_means_same_scenario_seed_engine_and_trace_if_asked(tmp_path,
     assert not results.is_up_to_date(out, "resolved text\n", 3, need_trace=True)
     RunResult(fresh_raw(seed=3) | {"trace": "kswapd0-33 ...\n"}).write(out)
     assert results.is_up_to_date(out, "resolved text\n", 3, need_trace=True)
-    monkeypatch.setattr(results, "ENGINE_VERSION", "9.9.9-next")
+    monkeypatch.setattr(results.freshness, "ENGINE_VERSION", "9.9.9-next")
     assert not results.is_up_to_date(out, "resolved text\n", 3)
 
 

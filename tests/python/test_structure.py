@@ -1,10 +1,14 @@
-"""The Rust crates' module structure: no import cycle between two source files or between two
-top-level modules, and no core source file longer than 650 lines. The parser behind it lives in
-``rust_structure.py`` (also run by ``scripts/check-structure.py``) and is tested here on small
-crates written for the purpose, so a pass on the real crates means something."""
+"""The module structure: no import cycle between two Rust source files or between two top-level
+modules, no core source file longer than 650 lines, nothing reaching up to a crate root, and no
+import cycle between Python modules. The parsers behind it live in ``rust_structure.py`` and
+``py_structure.py`` (also run by ``scripts/check-structure.py``) and are tested here on small
+trees written for the purpose, and on the fixture ``data/structure_loop`` (which the checker
+must reject), so a pass on the real crates means something."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -13,6 +17,7 @@ import pytest
 import rust_structure as rs
 
 ROOT = Path(__file__).resolve().parents[2]
+FIXTURE = Path(__file__).resolve().parent / "data" / "structure_loop"
 
 
 def make_crate(root: Path, files: dict[str, str], crate: str = "demo") -> Path:
@@ -115,6 +120,108 @@ def test_super_inside_an_inline_module_is_the_file_itself(tmp_path):
     }
 
 
+def test_inline_super_self_and_child_paths_resolve(tmp_path):
+    make_crate(tmp_path, {
+        "lib.rs": "pub mod m;\npub mod n;\npub const V: u8 = 0;\n",
+        "m/mod.rs": """\
+            pub mod c;
+            pub mod d;
+            use c::C;
+            pub struct M;
+            fn f() -> d::D { c::make(); self::d::D }
+            pub(in crate::m) fn g() {}
+            """,
+        "m/c.rs": """\
+            pub struct C;
+            pub fn make() -> super::d::D { let _ = crate::V; super::super::n::N }
+            fn h(x: std::fmt::Error, c: C) -> super::M { todo!() }
+            """,
+        "m/d.rs": "pub struct D;\n",
+        "n.rs": "pub struct N;\nfn k() -> <super::m::M as Copy>::Output { todo!() }\n",
+    })
+    s = rs.analyse(tmp_path)
+    assert edges(s) == {
+        ("m/mod.rs", "m/c.rs", 3, "c::C"),  # a parent's `use child::X`
+        ("m/mod.rs", "m/d.rs", 5, "d::D"),  # inline child paths in a signature and a body
+        ("m/mod.rs", "m/c.rs", 5, "c::make"),
+        ("m/mod.rs", "m/d.rs", 5, "self::d::D"),
+        ("m/c.rs", "m/d.rs", 2, "super::d::D"),
+        ("m/c.rs", "lib.rs", 2, "crate::V"),
+        ("m/c.rs", "n.rs", 2, "super::super::n::N"),
+        ("m/c.rs", "m/mod.rs", 3, "super::M"),
+        ("n.rs", "m/mod.rs", 2, "super::m::M"),
+    }
+    # Only references to a module the file is nested in are upward; `pub(in crate::m)` and
+    # `std::fmt` are no references at all.
+    upward = {(r.source.name, r.text) for r in s.refs if r.upward}
+    assert upward == {("c.rs", "crate::V"), ("c.rs", "super::M")}
+    assert [(r.source.name, r.text) for r in s.root_refs] == [("c.rs", "crate::V")]
+
+
+def test_a_child_naming_its_parent_is_no_loop(tmp_path):
+    # The parent uses a child's function and the child the parent's struct: Rust's nesting,
+    # not a dependency loop. Two siblings naming each other are one.
+    make_crate(tmp_path, {
+        "lib.rs": "pub mod m;\n",
+        "m/mod.rs": "mod a;\nmod b;\npub struct M;\npub fn f() { a::g() }\n",
+        "m/a.rs": "use super::M;\npub fn g() { super::b::h() }\n",
+        "m/b.rs": "pub fn h() {}\n",
+    })
+    assert not rs.analyse(tmp_path).file_cycles
+    (tmp_path / "crates/demo/src/m/b.rs").write_text("pub fn h() { let _ = super::a::g; }\n")
+    s = rs.analyse(tmp_path)
+    assert [c.members for c in s.file_cycles] == [("crates/demo/src/m/a.rs",
+                                                   "crates/demo/src/m/b.rs")]
+
+
+def test_python_imports_resolve(tmp_path):
+    pkg = tmp_path / "python" / "pkg"
+    for rel, text in {
+        "__init__.py": "from .a import A\n",
+        "a.py": "import json\nimport pkg.sub.c\nfrom . import b\nfrom .sub import c as cc\n"
+                "from pkg import __version__\nA = 1\n",
+        "b.py": "def f():\n    from .sub.c import X\n    from ..other import Y\n",
+        "sub/__init__.py": "from .c import X\n",
+        "sub/c.py": "from .. import b\nfrom ..a import A\nX = 1\n",
+    }.items():
+        (pkg / rel).parent.mkdir(parents=True, exist_ok=True)
+        (pkg / rel).write_text(textwrap.dedent(text))
+    s = rs.analyse(tmp_path)
+    got = {(r.source.relative_to(pkg).as_posix(), r.target.relative_to(pkg).as_posix(), r.line,
+            r.upward) for r in s.py_refs}
+    assert got == {
+        ("__init__.py", "a.py", 1, False),
+        ("a.py", "sub/c.py", 2, False),
+        ("a.py", "b.py", 3, False),
+        ("a.py", "sub/c.py", 4, False),
+        ("a.py", "__init__.py", 5, True),  # the package it is in
+        ("b.py", "sub/c.py", 2, False),
+        ("sub/__init__.py", "sub/c.py", 1, False),
+        ("sub/c.py", "b.py", 1, False),
+        ("sub/c.py", "a.py", 2, False),
+    }
+    # a -> sub/c -> a is a loop between files and, through pkg.sub, between modules.
+    assert [c.members for c in s.py_file_cycles] == [
+        ("python/pkg/a.py", "python/pkg/b.py", "python/pkg/sub/c.py")]
+    assert [c.members for c in s.py_module_cycles] == [("pkg.a", "pkg.b", "pkg.sub")]
+
+
+def test_the_checker_rejects_the_fixture():
+    r = subprocess.run([sys.executable, str(ROOT / "scripts" / "check-structure.py"),
+                        str(FIXTURE)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 1, r.stdout + r.stderr
+    out = r.stdout
+    src = "crates/demo/src"
+    assert (f"loop: {src}/a/x.rs -> {src}/a/y/mod.rs -> {src}/a/y/z.rs -> {src}/a/x.rs"
+            in out), out
+    assert f"({src}/a/y/mod.rs:2: z::make)" in out, out
+    assert "loop: demo::a -> demo::b -> demo::a" in out, out
+    assert f"({src}/a/mod.rs:4: super::b::B)" in out, out
+    assert f"References up to a crate root (lib.rs): 1\n  {src}/a/x.rs:4: crate::VERSION" in out
+    assert "loop: python/demo/one.py -> python/demo/two.py -> python/demo/one.py" in out, out
+    assert "loop: demo.one -> demo.two -> demo.one" in out, out
+
+
 def test_cycles_between_files_and_modules_are_reported(tmp_path):
     make_crate(tmp_path, {
         "lib.rs": "pub mod a;\npub mod b;\npub mod c;\n",
@@ -175,6 +282,8 @@ def test_the_real_crates_are_parsed(crates):
     assert "crates/reclaimlab-py/src/lib.rs" in names
     assert not any("/src/bin/" in n for n in names)
     assert len(crates.refs) > 100
+    pys = {f.relative_to(ROOT).as_posix() for f in crates.py_files}
+    assert "python/reclaimlab/cli.py" in pys and len(crates.py_refs) > 100
 
 
 # pytest.fail without a traceback: the report is the message, not the Structure's repr.
@@ -195,3 +304,17 @@ def test_no_cycle_between_top_level_modules(crates):
 def test_no_core_file_longer_than_the_limit(crates):
     if crates.long_files:
         pytest.fail(rs.format_long_files(crates.long_files, crates.root), pytrace=False)
+
+
+def test_nothing_reaches_up_to_a_crate_root(crates):
+    if crates.root_refs:
+        pytest.fail(rs.format_root_refs(crates.root_refs, crates.root), pytrace=False)
+
+
+def test_no_cycle_between_python_modules(crates):
+    if crates.py_file_cycles or crates.py_module_cycles:
+        pytest.fail(rs.format_cycles("Cycles between Python modules", crates.py_file_cycles,
+                                     crates.root, crates.py_refs, crates.file_key)
+                    + rs.format_cycles("Cycles between top-level Python modules",
+                                       crates.py_module_cycles, crates.root, crates.py_refs,
+                                       rs.py_module_key(crates)), pytrace=False)

@@ -20,6 +20,8 @@ from reclaimlab import sweep as sweeps
 from reclaimlab.results import RESULT_FILES, run_key
 from reclaimlab.store import Store
 
+ROOT = Path(__file__).resolve().parents[2]
+
 SWEEP_2x2x3 = """\
 scenario = "tiny.toml"
 seeds = 3
@@ -384,3 +386,42 @@ def test_bad_command_lines_are_one_line_errors(tmp_path):
         assert r.returncode == code, (args, r.stderr)
         err = r.stderr.strip()
         assert err.startswith("error: ") and words in err and len(err.splitlines()) == 1, err
+
+
+def test_a_validation_scenario_sweeps_from_any_directory(tmp_path, monkeypatch):
+    """A validation scenario's relative paths ([cost] wakeup_latency_samples here) are the
+    scenario file's, whatever the sweep file's directory and the current one: the engine
+    resolves every key of type path against the file's directory, so a point that changes
+    nothing has the key of the file itself."""
+    scenario = ROOT / "validation" / "anon-random.toml"
+    assert 'wakeup_latency_samples = "real/' in scenario.read_text()
+    sweeps_dir, elsewhere = tmp_path / "sweeps", tmp_path / "elsewhere"
+    sweeps_dir.mkdir()
+    elsewhere.mkdir()
+    path = sweeps_dir / "s.toml"
+    path.write_text(f'scenario = "{os.path.relpath(scenario, sweeps_dir)}"\nseeds = [1, 2]\n')
+    monkeypatch.chdir(elsewhere)
+    jobs = sweeps.plan(sweeps.load(path))
+    resolved = api.resolved_scenario(scenario)
+    assert str(ROOT / "validation" / "real" / "anon-random.kswapd-wakeup.json") in resolved
+    assert [j.key for j in jobs] == [run_key(resolved, 1), run_key(resolved, 2)]
+
+
+def test_a_sweep_runs_with_relative_sample_paths_from_another_directory(tmp_path):
+    """The run itself (in a pool worker) finds the samples relative to the scenario file."""
+    scn = tmp_path / "scn"
+    scn.mkdir()
+    (scn / "w.json").write_text('{"latencies_us": [5, 40, 900]}\n')
+    (scn / "tiny.toml").write_text(tiny_text(name="tiny") + '\n[cost]\nwakeup_latency_samples = "w.json"\n')
+    (tmp_path / "sweeps").mkdir()
+    (tmp_path / "sweeps" / "s.toml").write_text(
+        'scenario = "../scn/tiny.toml"\n[axes]\n"policy.kswapd_balance" = ["v2.6.36", "v6.1"]\n')
+    (tmp_path / "elsewhere").mkdir()
+    r = run_cli("sweep", "../sweeps/s.toml", "--out", "../out", "--workers", "2",
+                cwd=tmp_path / "elsewhere")
+    assert r.returncode == 0, r.stderr
+    assert "2 runs: 2 run now, 0 already in the store, 0 failed" in r.stdout, r.stdout
+    assert set(_rows(tmp_path / "out")["status"]) == {"ok"}
+    for e in entries(tmp_path / "out" / ".store"):
+        summary = json.loads((e / "summary.json").read_text())
+        assert f'wakeup_latency_samples = "{scn.resolve() / "w.json"}"' in summary["scenario"]

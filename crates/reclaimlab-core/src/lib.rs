@@ -37,7 +37,4 @@ pub mod trace;
 pub mod virt;
 pub mod world;
 
-pub use run::{run, InvariantMode, Run, RunOptions, RunOutput, SimError};
-
-/// Engine version recorded in every summary; bump when simulated results may change.
-pub const ENGINE_VERSION: &str = env!("CARGO_PKG_VERSION");
+pub use run::{run, InvariantMode, Run, RunOptions, RunOutput, SimError, ENGINE_VERSION};

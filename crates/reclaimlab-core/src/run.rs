@@ -28,6 +28,10 @@ pub use crate::build::{host_layout, host_machine, host_params, FIRST_TASK_PID};
 use crate::build::{workload_threads, WorkloadThreads};
 pub use crate::sim_error::SimError;
 
+/// Engine version recorded in every summary; bump when simulated results may change. Declared
+/// where runs are made and handed to the summary (`reclaimlab_core::ENGINE_VERSION` too).
+pub const ENGINE_VERSION: &str = env!("CARGO_PKG_VERSION");
+
 /// How often the invariant checker runs (every frame in exactly one place; free + used = total;
 /// counters never decrease). It is a debugging and testing aid: off by default.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -431,9 +435,10 @@ impl<'a> Run<'a> {
         let mut fs_summary = crate::run_fs::fs_summary(&self.world, &self.fs_threads, now);
         let mut guest_files = Vec::new();
         if let Some(v) = &vm_rss {
-            let scenario_toml = crate::scenario::show::to_toml(self.scn);
+            let scenario_toml = crate::scenario::to_toml(self.scn);
             let info = crate::run_virt::RunInfo {
                 seed: self.seed,
+                engine_version: ENGINE_VERSION,
                 end_ns: now,
                 events: self.events,
                 stop_reason: &self.stop_reason,
@@ -490,11 +495,12 @@ impl<'a> Run<'a> {
             .filter_map(|&id| self.world.actor(id))
             .filter_map(|a| a.as_any().downcast_ref::<Thread>())
             .collect();
-        let scenario_toml = crate::scenario::show::to_toml(self.scn);
+        let scenario_toml = crate::scenario::to_toml(self.scn);
         let summary = crate::observe::summary::build(&crate::observe::summary::SummaryInput {
             name: &self.scn.name,
             scenario_toml: &scenario_toml,
             seed: self.seed,
+            engine_version: ENGINE_VERSION,
             node,
             kswapd,
             threads: &threads,

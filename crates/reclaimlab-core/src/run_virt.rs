@@ -232,6 +232,7 @@ pub(crate) fn split(
 /// What a guest's own summary.json records besides its row (the run it belongs to).
 pub struct RunInfo<'a> {
     pub seed: u64,
+    pub engine_version: &'a str,
     pub end_ns: u64,
     pub events: u64,
     pub stop_reason: &'a str,
@@ -315,6 +316,7 @@ pub fn guest_outputs(
             name: &g.name,
             scenario_toml: info.scenario_toml,
             seed: info.seed,
+            engine_version: info.engine_version,
             node: m,
             kswapd,
             threads: &guest_threads,

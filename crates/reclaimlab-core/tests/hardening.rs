@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use reclaimlab_core::actors::workload::trace::{TraceReplay, SCAN_POLL_RECORDS};
-use reclaimlab_core::machine::memory::PTE_PFN_MASK;
+use reclaimlab_core::machine::pte::PTE_PFN_MASK;
 use reclaimlab_core::machine::MAX_ORDER;
 use reclaimlab_core::observe::spool::TAIL_ROWS;
 use reclaimlab_core::run::{host_layout, host_machine};
@@ -181,7 +181,7 @@ fn trace_paths_are_recorded_absolutely() {
         recorded.canonicalize().unwrap(),
         trace.canonicalize().unwrap()
     );
-    let shown = reclaimlab_core::scenario::show::to_toml(&scn);
+    let shown = reclaimlab_core::scenario::to_toml(&scn);
     assert!(
         shown.contains(&format!("path = \"{}\"", recorded.display())),
         "{shown}"

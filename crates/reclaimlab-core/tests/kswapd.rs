@@ -64,7 +64,7 @@ fn balance_start_delays_the_first_batch_not_the_decision_to_reclaim() {
             ..TaskCtx::default()
         };
         for vp in base..base + 8192 {
-            if !reclaimlab_core::machine::memory::pte_present(m.pte[vp as usize]) {
+            if !reclaimlab_core::machine::pte::pte_present(m.pte[vp as usize]) {
                 let a = m.file_access(vp, base + 8192, false, &mut t);
                 assert!(matches!(a, Access::Block(_)), "{a:?}");
             }

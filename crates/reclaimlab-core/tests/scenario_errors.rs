@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use reclaimlab_core::scenario::units::{format_size, parse_size};
 use reclaimlab_core::scenario::{
-    parse_file, parse_str, show::to_toml, AccessPattern, AnonSpec, Compression, FileOp, FileSpec,
+    parse_file, parse_str, to_toml, AccessPattern, AnonSpec, Compression, FileOp, FileSpec,
     ObjectSize, Scenario, TraceFormat, TraceKind, TraceSpec, TraceTime, Workload, GIB, KIB, MIB,
     NS_PER_MS, NS_PER_SEC, NS_PER_US,
 };

@@ -136,20 +136,34 @@ fn test_panic_hook() {
     }
 }
 
-/// Where the scenario comes from; exactly one of the two must be given.
+/// Where the scenario comes from; exactly one of the two must be given. Text may say which
+/// directory its relative paths are relative to (`base_dir`; else the current directory).
 enum Source {
     Path(PathBuf),
-    Text { text: String, name: String },
+    Text {
+        text: String,
+        name: String,
+        base_dir: Option<PathBuf>,
+    },
 }
 
 impl Source {
-    fn new(path: Option<PathBuf>, text: Option<String>, name: &str) -> PyResult<Source> {
-        match (path, text) {
-            (Some(p), None) => Ok(Source::Path(p)),
-            (None, Some(t)) => Ok(Source::Text {
+    fn new(
+        path: Option<PathBuf>,
+        text: Option<String>,
+        name: &str,
+        base_dir: Option<PathBuf>,
+    ) -> PyResult<Source> {
+        match (path, text, base_dir) {
+            (Some(p), None, None) => Ok(Source::Path(p)),
+            (None, Some(t), base_dir) => Ok(Source::Text {
                 text: t,
                 name: name.to_string(),
+                base_dir,
             }),
+            (Some(_), None, Some(_)) => Err(PyTypeError::new_err(
+                "`base_dir` goes with `text`: a file's paths are relative to its own directory",
+            )),
             _ => Err(PyTypeError::new_err(
                 "give exactly one of `path` and `text`",
             )),
@@ -161,7 +175,16 @@ impl Source {
         let parsed = py.allow_threads(|| {
             catch_unwind(|| match self {
                 Source::Path(p) => scenario::parse_file(p),
-                Source::Text { text, name } => scenario::parse_str(text, name),
+                Source::Text {
+                    text,
+                    name,
+                    base_dir: None,
+                } => scenario::parse_str(text, name),
+                Source::Text {
+                    text,
+                    name,
+                    base_dir: Some(dir),
+                } => scenario::parse_str_in(text, name, dir),
             })
         });
         match parsed {
@@ -207,23 +230,30 @@ fn invariant_mode(arg: Option<&Bound<'_, PyAny>>) -> PyResult<InvariantMode> {
 
 /// Validate a scenario; raises `ScenarioError` with the precise message when it is invalid.
 #[pyfunction]
-#[pyo3(signature = (path=None, text=None, name="<dict>"))]
-fn parse(py: Python<'_>, path: Option<PathBuf>, text: Option<String>, name: &str) -> PyResult<()> {
-    Source::new(path, text, name)?.load(py)?;
+#[pyo3(signature = (path=None, text=None, name="<dict>", base_dir=None))]
+fn parse(
+    py: Python<'_>,
+    path: Option<PathBuf>,
+    text: Option<String>,
+    name: &str,
+    base_dir: Option<PathBuf>,
+) -> PyResult<()> {
+    Source::new(path, text, name, base_dir)?.load(py)?;
     Ok(())
 }
 
 /// The few facts about a scenario that front ends need before running it:
 /// `{"name": str, "seed": int, "workloads": [str, ...]}`.
 #[pyfunction]
-#[pyo3(signature = (path=None, text=None, name="<dict>"))]
+#[pyo3(signature = (path=None, text=None, name="<dict>", base_dir=None))]
 fn info<'py>(
     py: Python<'py>,
     path: Option<PathBuf>,
     text: Option<String>,
     name: &str,
+    base_dir: Option<PathBuf>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let s = Source::new(path, text, name)?.load(py)?;
+    let s = Source::new(path, text, name, base_dir)?.load(py)?;
     let d = PyDict::new_bound(py);
     d.set_item("name", &s.name)?;
     d.set_item("seed", s.sim.seed)?;
@@ -234,15 +264,16 @@ fn info<'py>(
 
 /// The full scenario with every default filled in, as TOML.
 #[pyfunction]
-#[pyo3(signature = (path=None, text=None, name="<dict>"))]
+#[pyo3(signature = (path=None, text=None, name="<dict>", base_dir=None))]
 fn show_defaults(
     py: Python<'_>,
     path: Option<PathBuf>,
     text: Option<String>,
     name: &str,
+    base_dir: Option<PathBuf>,
 ) -> PyResult<String> {
-    let s = Source::new(path, text, name)?.load(py)?;
-    py.allow_threads(|| catch_unwind(|| scenario::show::to_toml(&s)))
+    let s = Source::new(path, text, name, base_dir)?.load(py)?;
+    py.allow_threads(|| catch_unwind(|| scenario::to_toml(&s)))
         .map_err(internal_error)
 }
 
@@ -255,7 +286,7 @@ fn show_defaults(
 /// value of `False` stops the run (`SimulationError`), an exception it raises stops the run and
 /// propagates. Ctrl-C raises `KeyboardInterrupt`.
 #[pyfunction]
-#[pyo3(signature = (path=None, text=None, seed=None, invariants=None, progress=None, name="<dict>", trace=None))]
+#[pyo3(signature = (path=None, text=None, seed=None, invariants=None, progress=None, name="<dict>", trace=None, base_dir=None))]
 #[allow(clippy::too_many_arguments)]
 fn run<'py>(
     py: Python<'py>,
@@ -266,6 +297,7 @@ fn run<'py>(
     progress: Option<PyObject>,
     name: &str,
     trace: Option<&str>,
+    base_dir: Option<PathBuf>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let opts = RunOptions {
         seed,
@@ -280,7 +312,7 @@ fn run<'py>(
             ));
         }
     }
-    let scenario = Source::new(path, text, name)?.load(py)?;
+    let scenario = Source::new(path, text, name, base_dir)?.load(py)?;
 
     // State shared with the callback; the callback runs on this thread, without the GIL.
     let mut py_error: Option<PyErr> = None;

@@ -55,6 +55,11 @@ class Check:
         if self.role not in ROLES:
             raise ValueError(f"check {self.id}: role {self.role!r} is not one of {', '.join(ROLES)}")
 
+    @property
+    def detail(self) -> str:
+        """Expected, measured and the rest of the verdict line (the common runner's form)."""
+        return f"expected {self.expected}, measured {fmt(self.measured)}; {_extras(self)}"
+
     def as_json(self) -> dict[str, Any]:
         return {"id": self.id, "claim": self.claim, "expected": self.expected,
                 "measured": self.measured, "pass": bool(self.passed),
@@ -175,7 +180,7 @@ def _extras(c: Check) -> str:
     """What a verdict line says beyond expected and measured: ratio, zero, band, holds, role."""
     parts = []
     if c.ratio is not None:
-        parts.append(f"ratio {c.ratio:,.3g}")
+        parts.append(f"ratio {c.ratio:,.4g}")
     if c.zero:
         parts.append(c.zero)
     if c.band is not None and c.figure is None:
@@ -195,8 +200,7 @@ def verdict_lines(got: list[Check]) -> list[str]:
 def manifest_checks(got: list[Check]) -> list[dict[str, Any]]:
     """A situation's checks as the HTML report's manifest lists them: the verdict line's text
     and every field of report.json."""
-    return [{"claim": f"{c.id}: {c.claim}", "passed": bool(c.passed),
-             "detail": f"expected {c.expected}, measured {fmt(c.measured)}; {_extras(c)}",
+    return [{"claim": f"{c.id}: {c.claim}", "passed": bool(c.passed), "detail": c.detail,
              **{k: v for k, v in c.as_json().items() if k not in ("claim", "pass")}}
             for c in got]
 

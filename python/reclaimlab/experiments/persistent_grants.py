@@ -33,7 +33,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
 
 from .. import api
 from ..results import write_text_atomic
@@ -246,6 +245,7 @@ def _aggregate_iops(run: Any) -> dict[str, Any]:
 def _split(root: Path, sit: Situation, run, calibrate, defaults: dict[str, str],
            report: list[str]) -> tuple[list[Check], list[dict[str, Any]]]:
     """The 10-guest prediction at each fixed part of a flush, re-fitting flush_contention."""
+    import pandas as pd
     rows, points = [], []
     per_cpu = cal_.ns(defaults["flush_cpu"])
     for f in cal_.FLUSH_SPLIT:
@@ -279,6 +279,7 @@ def _split(root: Path, sit: Situation, run, calibrate, defaults: dict[str, str],
 def _vcpus(root: Path, sit: Situation, store: Store, cost: dict[str, str],
            report: list[str]) -> tuple[list[Check], list[dict[str, Any]]]:
     """IOPS at 5 and 10 guests over dom0's vCPUs and seeds 1-5, through the sweep machinery."""
+    import pandas as pd
     axes = {"host.cpus": VCPUS}
     by = {g: sweep_knob(store, f"vcpus-{g}", scaling_scenario("none", g, cost=cost), axes,
                         seeds=SEEDS, metrics=_aggregate_iops, out=root / sit.key / f"sweep-{g}")

@@ -27,7 +27,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from scipy.optimize import brentq
 
 from .. import api
 
@@ -119,6 +118,7 @@ class NoFit(ValueError):
 def _root(f: Callable[[int], float], lo: int, hi: int, what: str) -> int:
     """The integer nanoseconds where the monotone ``f`` (a run's IOPS minus its target)
     crosses zero: brentq on the rounded argument, to 1 ns."""
+    from scipy.optimize import brentq
     flo, fhi = f(lo), f(hi)
     if flo * fhi > 0:
         raise NoFit(f"{what}: no value in [{lo}, {hi}] ns reaches the target "

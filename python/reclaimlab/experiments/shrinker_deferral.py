@@ -21,9 +21,8 @@ appear beside ours in report.md. report.json holds ``{"checks": [{"id", "claim",
 
 from __future__ import annotations
 
-import json
-import math
 import time
+import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -281,11 +280,18 @@ def simoops_checks(runs: dict[str, Any]) -> list[Check]:
 
 
 def fsmark_figures(run) -> dict[str, Any]:
-    """What E.A.5 reads from an fsmark run: OOM kills, whether every workload finished, when
-    the creator finished."""
-    return {"oom": int(run.summary.get("headline", {}).get("oom_kill", 0)),
-            "done": run.summary.get("stop_reason") == "all workloads finished",
-            "end_ns": int(run.summary.get("fsmark", {}).get("finished_ns", 0))}
+    """What E.A.5 reads from an fsmark run: OOM kills, whether the creator finished (every file
+    created, not killed), when. The daemon beside it is ours, not the thread's: whether it
+    is still growing when the run's time cap comes is no part of the claim (docs/MODEL.md)."""
+    fs = run.summary.get("fsmark", {})
+    # The engine records the run's end as the creator's when it never finished: finished
+    # means every file of every creator thread was created, and the creator was not killed.
+    scn = tomllib.loads(run.summary.get("scenario", ""))
+    want = sum(w["fsmark"]["threads"] * w["fsmark"]["files"]
+               for w in scn.get("workload", []) if "fsmark" in w)
+    done = 0 < want <= int(fs.get("files_created", 0)) and not fs.get("oom_killed", False)
+    return {"oom": int(run.summary.get("headline", {}).get("oom_kill", 0)), "done": done,
+            "end_ns": int(fs.get("finished_ns") or 0)}
 
 
 def e_a5_checks(x0: dict[str, Any], x2: dict[str, Any]) -> list[Check]:
@@ -293,7 +299,7 @@ def e_a5_checks(x0: dict[str, Any], x2: dict[str, Any]) -> list[Check]:
         Check("E.A.5.x0.oom", "X0: the create-heavy load runs out of log and memory: OOM kill",
               ">= 1 OOM kill", x0["oom"], x0["oom"] >= 1, source="spec §E.A.5"),
         Check("E.A.5.x2.completes", "chinner+X2: no OOM kill, the load completes",
-              "0 OOM kills, all files created", [x2["oom"], x2["done"]],
+              "0 OOM kills, the creator finishes", [x2["oom"], x2["done"]],
               x2["oom"] == 0 and x2["done"], source="spec §E.A.5"),
         Check("E.A.5.x2.slower", "chinner+X2 is slower than X0 (writeback from reclaim)",
               "finish time X2 > X0", [x0["end_ns"], x2["end_ns"]], x2["end_ns"] > x0["end_ns"],

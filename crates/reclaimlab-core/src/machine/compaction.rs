@@ -14,7 +14,7 @@
 //! huge-page-sized block at a time, as an attempt above does, until the zone is in the band.
 
 use super::frames::{pg, NIL};
-use super::memory::{pte_present, PTE_PFN_MASK};
+use super::pte::{pte_present, PTE_PFN_MASK};
 use super::watermark::MIGRATE_HIGHATOMIC;
 use super::Machine;
 use super::{MAX_NR_ZONES, MAX_ORDER, PAGE_ALLOC_COSTLY_ORDER};

@@ -2,6 +2,7 @@
 
 use super::frames::pg;
 use super::memory::*;
+use super::pte::*;
 use super::vmstat::VmEvent;
 use super::*;
 

@@ -56,7 +56,7 @@ pub mod pg {
     pub const SWAPBACKED: u16 = 1 << 6;
     pub const SWAPCACHE: u16 = 1 << 7;
     pub const WORKINGSET: u16 = 1 << 8;
-    // (Mapped, accessed and PTE-dirty state live in the page table entry: `machine::memory::PTE_*`.)
+    // (Mapped, accessed and PTE-dirty state live in the page table entry: `machine::pte::PTE_*`.)
     /// Head of a free buddy block (`PageBuddy`).
     pub const BUDDY: u16 = 1 << 9;
     /// Not managed memory (zone padding): never free, never on a list.

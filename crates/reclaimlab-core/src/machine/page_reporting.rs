@@ -20,7 +20,6 @@
 //! back).
 
 use super::cost::KvmCost;
-use super::policy::FreePageHinting;
 use super::watermark::MIGRATE_TYPES;
 use super::{Machine, MAX_NR_ZONES, MAX_ORDER, PAGE_SIZE};
 use crate::engine::units::NS_PER_SEC;
@@ -492,4 +491,33 @@ enum Cycle {
     Full,
     /// Nothing more to take from this list in this pass.
     ListDone,
+}
+
+/// `[guest.policy] hinting`: how a guest tells its host about free memory (mechanisms.md §D).
+/// The variant hears of the guest's allocations and frees, keeps its own state, and uses the
+/// primitives of `page_reporting.rs` to isolate, report and put back free blocks.
+pub trait FreePageHinting: std::fmt::Debug {
+    /// The smallest merged-block order whose frees it wants to hear of (`on_merged`);
+    /// `MAX_ORDER`: none. `reporting_order` is the guest's `page_reporting_order`.
+    fn merged_min_order(&self, _reporting_order: u32) -> usize {
+        super::MAX_ORDER
+    }
+    /// It keeps `PG_reported` on free blocks (free page reporting).
+    fn tracks_reported(&self) -> bool {
+        false
+    }
+    /// The guest has booted and its device is registered (free page reporting asks for a
+    /// first pass).
+    fn on_start(&mut self, _m: &mut super::Machine) {}
+    /// `arch_free_page`: 2^order frames at `pfn` are being freed, before the per-CPU lists and
+    /// merging.
+    fn on_free(&mut self, _m: &mut super::Machine, _pfn: u32, _order: u32) {}
+    /// A free merged into the free block (pfn, order), order >= `merged_min_order`.
+    fn on_merged(&mut self, _m: &mut super::Machine, _pfn: u32, _order: u32) {}
+    /// `arch_alloc_page`: 2^order frames at `pfn` were handed out.
+    fn on_alloc(&mut self, _m: &mut super::Machine, _pfn: u32, _order: u32) {}
+    /// Its deferred worker runs once (a kthread, a work item) at `now`.
+    fn work(&mut self, _m: &mut super::Machine, _now: u64) -> WorkStep {
+        WorkStep::Finished(None)
+    }
 }

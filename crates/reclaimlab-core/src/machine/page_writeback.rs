@@ -3,7 +3,7 @@
 
 use super::frames::pg;
 use super::lru::{self};
-use super::memory::*;
+use super::pte::*;
 use super::vmstat::VmEvent;
 use super::*;
 

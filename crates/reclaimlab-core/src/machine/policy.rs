@@ -1,5 +1,9 @@
-//! The policy switches the memory model consults. Each is a small trait; the variants, one
-//! file each, live in `crate::policy::<switch>/` and are picked by name from the scenario.
+//! The policy switches the memory model's allocator, watermarks and kswapd's balance test
+//! consult. Each is a small trait; the variants, one file each, live in
+//! `crate::policy::<switch>/` and are picked by name from the scenario. The other switches sit
+//! beside the code that consults them: `FreePageHinting` in `page_reporting.rs`, the Xen
+//! backend's in `xen/policy.rs`, kswapd's in `actors/kswapd.rs`, kcompactd's in
+//! `actors/kcompactd.rs`.
 
 use super::watermark::Watermarks;
 use super::zone::Zone;
@@ -118,80 +122,4 @@ pub trait PgdatBalanced: std::fmt::Debug {
         order: u32,
         hz: usize,
     ) -> bool;
-}
-
-/// `[guest.policy] hinting`: how a guest tells its host about free memory (mechanisms.md §D).
-/// The variant hears of the guest's allocations and frees, keeps its own state, and uses the
-/// primitives of `page_reporting.rs` to isolate, report and put back free blocks.
-pub trait FreePageHinting: std::fmt::Debug {
-    /// The smallest merged-block order whose frees it wants to hear of (`on_merged`);
-    /// `MAX_ORDER`: none. `reporting_order` is the guest's `page_reporting_order`.
-    fn merged_min_order(&self, _reporting_order: u32) -> usize {
-        super::MAX_ORDER
-    }
-    /// It keeps `PG_reported` on free blocks (free page reporting).
-    fn tracks_reported(&self) -> bool {
-        false
-    }
-    /// The guest has booted and its device is registered (free page reporting asks for a
-    /// first pass).
-    fn on_start(&mut self, _m: &mut super::Machine) {}
-    /// `arch_free_page`: 2^order frames at `pfn` are being freed, before the per-CPU lists and
-    /// merging.
-    fn on_free(&mut self, _m: &mut super::Machine, _pfn: u32, _order: u32) {}
-    /// A free merged into the free block (pfn, order), order >= `merged_min_order`.
-    fn on_merged(&mut self, _m: &mut super::Machine, _pfn: u32, _order: u32) {}
-    /// `arch_alloc_page`: 2^order frames at `pfn` were handed out.
-    fn on_alloc(&mut self, _m: &mut super::Machine, _pfn: u32, _order: u32) {}
-    /// Its deferred worker runs once (a kthread, a work item) at `now`.
-    fn work(&mut self, _m: &mut super::Machine, _now: u64) -> super::page_reporting::WorkStep {
-        super::page_reporting::WorkStep::Finished(None)
-    }
-}
-
-/// `[policy] blkback_pool`: how big each blkback ring's page pool may stay, and what dom0's
-/// memory pressure does to it (mechanisms.md §B.4).
-pub trait BlkbackPool: std::fmt::Debug {
-    /// B0: no per-ring pool; a global array of `reqs` requests of 11 pages, allocated at
-    /// module init, limits requests in flight across every device.
-    fn fixed_array(&self) -> bool {
-        false
-    }
-    /// The shrinker it registers as a pressure detector (`count_objects` only), by name.
-    fn shrinker(&self) -> Option<&'static str> {
-        None
-    }
-    /// Its shrinker was counted: the squeeze lasts until `until` (ns, on a jiffy).
-    fn on_pressure(&self, _x: &mut super::xen::XenBackend, _until: u64) {}
-    /// The pool size a ring's housekeeping shrinks to at jiffy time `now`, given the
-    /// module-global (B2) and the device's (B3) squeeze deadlines.
-    fn target(&self, max_buffer_pages: u64, _now: u64, _module_end: u64, _device_end: u64) -> u64 {
-        max_buffer_pages
-    }
-}
-
-/// `[policy] blkback_grants`: persistent grants in blkback (mechanisms.md §C).
-pub trait PersistentGrants: std::fmt::Debug {
-    /// The backend offers them at all.
-    fn enabled(&self) -> bool {
-        true
-    }
-    /// Grants a ring keeps mapped.
-    fn max_grants(&self, params: &super::xen::BlkbackParams) -> u32;
-    /// The 100 ms purge runs.
-    fn purges(&self) -> bool {
-        false
-    }
-}
-
-/// `[policy] blkback_backing`: where a pool page comes from (mechanisms.md §B.2).
-pub trait GnttabBacking: std::fmt::Debug {
-    /// Take a page for the pool: a dom0 frame (balloon) or `NO_FRAME`; may reclaim in dom0.
-    fn alloc(
-        &self,
-        m: &mut super::Machine,
-        t: &mut super::memory::TaskCtx,
-    ) -> Result<u32, super::memory::Access>;
-    /// Give a pool page back at `now`; returns when the balloon worker must run, if later.
-    fn free(&self, m: &mut super::Machine, page: u32, now: u64) -> Option<u64>;
 }

@@ -1,7 +1,7 @@
 //! The reverse map (`mm/rmap.c`): from a frame to the page-table entry that maps it.
 
 use super::frames::{pg, NIL};
-use super::memory::*;
+use super::pte::*;
 use super::*;
 
 impl Machine {
@@ -75,7 +75,7 @@ impl Machine {
     /// Reclaim drops a mapped anonymous page its guest marked unused: the entry becomes none,
     /// nothing is written.
     pub(super) fn discard_unused(&mut self, pfn: u32, vp: u32) {
-        self.pte[vp as usize] = super::memory::PTE_NONE;
+        self.pte[vp as usize] = super::pte::PTE_NONE;
         self.stat.nr_anon_pages -= 1;
         if let Some(task) = self.anon_owner(vp) {
             self.tasks[task].rss_anon -= 1;

@@ -16,7 +16,7 @@
 //! hold, sized by the same rule from one global hit counter and the last faulting offset.
 
 use super::frames::{pg, NIL};
-use super::memory::*;
+use super::pte::*;
 use super::vmstat::VmEvent;
 use super::Machine;
 
@@ -24,8 +24,6 @@ use super::Machine;
 pub const SWAP_RA_ORDER_CEILING: u64 = 5;
 /// The hit counter saturates (it has PAGE_SHIFT / 2 bits in `swap_readahead_info`).
 pub const SWAP_RA_HITS_MAX: u32 = (1 << 6) - 1;
-/// Readahead does not cross a page-table page (a PMD maps 2 MiB = 512 pages).
-const PTRS_PER_PTE: u32 = 512;
 
 /// `vma->swap_readahead_info`, with page indices relative to the region's start.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -87,6 +85,7 @@ pub fn swap_ra_window(
         let left = ((win - 1) / 2) as i64;
         (fault as i64 - left, fault as i64 + win as i64 - left)
     };
+    // Readahead does not cross a page-table page (a PMD maps 2 MiB = 512 pages).
     let pmd = (fault / PTRS_PER_PTE * PTRS_PER_PTE) as i64;
     let start = lo.max(0).max(pmd) as u32;
     let end = hi.min(pages as i64).min(pmd + PTRS_PER_PTE as i64) as u32;

@@ -3,7 +3,7 @@
 
 use super::frames::pg;
 use super::lru::{self, ANON, FILE};
-use super::memory::*;
+use super::pte::*;
 use super::*;
 
 impl Machine {

@@ -8,7 +8,7 @@
 
 use crate::machine::frames::{pg, FrameState, NIL};
 use crate::machine::lru::{lru_of, NR_LRU_LISTS};
-use crate::machine::memory::{
+use crate::machine::pte::{
     pte_is_none, pte_is_swap, pte_pfn, pte_present, pte_shadow, PTE_MAPPED, PTE_NOSHADOW,
     PTE_PFN_MASK, PTE_SHADOW_MASK, SHADOW_AGE_MASK, SHADOW_NONE,
 };

@@ -18,6 +18,9 @@ pub struct SummaryInput<'a> {
     pub name: &'a str,
     pub scenario_toml: &'a str,
     pub seed: u64,
+    /// The engine version the run was made with (`reclaimlab_core::ENGINE_VERSION`, handed
+    /// down by the run: the summary does not reach up to the crate root for it).
+    pub engine_version: &'a str,
     pub node: &'a Machine,
     pub kswapd: &'a Kswapd,
     pub threads: &'a [&'a Thread],
@@ -127,7 +130,7 @@ pub fn build(inp: &SummaryInput) -> String {
     let mut v = json!({
         "name": inp.name,
         "seed": inp.seed,
-        "engine_version": crate::ENGINE_VERSION,
+        "engine_version": inp.engine_version,
         "stop_reason": inp.stop_reason,
         "sim_time_ns": inp.end_ns,
         "events": inp.events,

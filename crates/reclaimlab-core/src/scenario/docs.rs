@@ -8,9 +8,11 @@ use std::fmt::Write as _;
 
 use super::schema::{Dflt, Key, Section, Ty};
 use super::show::format_val;
+use super::Scenario;
 
-/// The whole reference, as committed in `docs/scenario-reference.md`.
-pub fn reference() -> String {
+/// The whole reference, as committed in `docs/scenario-reference.md`, from the top-level
+/// section `root` (`scenario::reference`).
+pub(super) fn reference(root: &Section<Scenario>) -> String {
     let mut out = String::from(
         "# Scenario reference\n\n\
          <!-- Generated from crates/reclaimlab-core/src/scenario/sections/ by scenario/docs.rs; \
@@ -26,7 +28,7 @@ pub fn reference() -> String {
          `h` (a bare `0` needs none). **Bandwidths** are a size per second (`\"1GiB/s\"`). \
          Integers above 2^63-1 may be written as decimal strings.\n\n",
     );
-    doc_section(&mut out, &super::sections::ROOT, "Top level", "", "");
+    doc_section(&mut out, root, "Top level", "", "");
     out
 }
 
@@ -118,8 +120,6 @@ fn cell(s: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
     /// The committed reference must be what the declarations give today.
     #[test]
     fn scenario_reference_is_current() {
@@ -127,7 +127,7 @@ mod tests {
             env!("CARGO_MANIFEST_DIR"),
             "/../../docs/scenario-reference.md"
         );
-        let want = reference();
+        let want = crate::scenario::reference();
         if std::env::var_os("RECLAIMLAB_WRITE_DOCS").is_some_and(|v| v == "1") {
             std::fs::write(path, &want).expect("write docs/scenario-reference.md");
             return;
@@ -142,7 +142,7 @@ mod tests {
 
     #[test]
     fn reference_names_every_key_and_switch() {
-        let r = reference();
+        let r = crate::scenario::reference();
         for header in [
             "`[host]`",
             "`[sysctl]`",

@@ -23,7 +23,46 @@ pub mod units;
 mod writer;
 
 pub use crate::trace::{Compression, TraceFormat};
-pub use parse::{parse_file, parse_str, ScenarioError};
+pub use parse::ScenarioError;
+
+// The parser, the printer and the reference generator walk whichever top-level section they
+// are handed; this module, which owns the scenario, hands them its own (`sections::ROOT`), so
+// none of them reaches into the declarations that in turn use them.
+
+/// Parse a scenario from TOML text. `file` is used in error messages and, through its stem, as
+/// the default scenario name. Relative paths (`host.zoneinfo`, `workload.trace.path`) are
+/// resolved against the current directory.
+pub fn parse_str(text: &str, file: &str) -> Result<Scenario, ScenarioError> {
+    parse::parse_str(&sections::ROOT, text, file)
+}
+
+/// Parse a scenario from TOML text whose relative paths (every key of type path: `host.zoneinfo`,
+/// `cost.wakeup_latency_samples`, a workload's or a guest's `trace.path`...) are resolved
+/// against `base_dir`, as if the text were a file there: what a front end that builds a
+/// scenario from a file's text (a sweep point) gives to mean "the paths of that file".
+pub fn parse_str_in(
+    text: &str,
+    file: &str,
+    base_dir: &std::path::Path,
+) -> Result<Scenario, ScenarioError> {
+    parse::parse_str_in(&sections::ROOT, text, file, base_dir)
+}
+
+/// Read and parse a scenario file. Relative paths are resolved against the directory holding
+/// the scenario file.
+pub fn parse_file(path: &std::path::Path) -> Result<Scenario, ScenarioError> {
+    parse::parse_file(&sections::ROOT, path)
+}
+
+/// Render a scenario as TOML, every setting shown (`--show-defaults`; see `show.rs`).
+pub fn to_toml(s: &Scenario) -> String {
+    show::to_toml(&sections::ROOT, s)
+}
+
+/// The scenario reference, as committed in `docs/scenario-reference.md` (see `docs.rs`).
+pub fn reference() -> String {
+    docs::reference(&sections::ROOT)
+}
 
 pub use crate::actors::workload::spec::*;
 pub use crate::engine::units::{GIB, KIB, MIB, NS_PER_MS, NS_PER_SEC, NS_PER_US};

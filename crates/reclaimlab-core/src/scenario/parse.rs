@@ -25,16 +25,29 @@ pub(super) use super::source::{Ctx, Field, Table};
 pub(super) use super::error::Res;
 pub use super::error::ScenarioError;
 
-/// Parse a scenario from TOML text. `file` is used in error messages and, through its stem, as
-/// the default scenario name. Relative paths (`host.zoneinfo`, `workload.trace.path`) are
-/// resolved against the current directory.
-pub fn parse_str(text: &str, file: &str) -> Result<Scenario, ScenarioError> {
-    parse_with_base(text, file, None)
+/// Parse a scenario from TOML text by its top-level section `root` (`scenario::parse_str`).
+pub(super) fn parse_str(
+    root: &Section<Scenario>,
+    text: &str,
+    file: &str,
+) -> Result<Scenario, ScenarioError> {
+    parse_with_base(root, text, file, None)
 }
 
-/// Read and parse a scenario file. Relative paths are resolved against the directory holding
-/// the scenario file.
-pub fn parse_file(path: &Path) -> Result<Scenario, ScenarioError> {
+/// Parse TOML text by `root`, resolving relative paths against `base_dir`
+/// (`scenario::parse_str_in`).
+pub(super) fn parse_str_in(
+    root: &Section<Scenario>,
+    text: &str,
+    file: &str,
+    base_dir: &Path,
+) -> Result<Scenario, ScenarioError> {
+    parse_with_base(root, text, file, Some(base_dir))
+}
+
+/// Read and parse a scenario file by its top-level section `root` (`scenario::parse_file`).
+/// Relative paths are resolved against the directory holding the scenario file.
+pub(super) fn parse_file(root: &Section<Scenario>, path: &Path) -> Result<Scenario, ScenarioError> {
     let file = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| {
         let (message, help) = if e.kind() == std::io::ErrorKind::InvalidData {
@@ -55,10 +68,15 @@ pub fn parse_file(path: &Path) -> Result<Scenario, ScenarioError> {
         }
     })?;
     let base = path.parent().unwrap_or(Path::new(""));
-    parse_with_base(&text, &file, Some(base))
+    parse_with_base(root, &text, &file, Some(base))
 }
 
-fn parse_with_base(text: &str, file: &str, base_dir: Option<&Path>) -> Res<Scenario> {
+fn parse_with_base(
+    root: &Section<Scenario>,
+    text: &str,
+    file: &str,
+    base_dir: Option<&Path>,
+) -> Res<Scenario> {
     let cx = Ctx {
         file,
         src: text,
@@ -70,7 +88,7 @@ fn parse_with_base(text: &str, file: &str, base_dir: Option<&Path>) -> Res<Scena
         name: file_stem(file),
         ..Scenario::default()
     };
-    parse_section(&cx, &Table::root(&doc), &super::sections::ROOT, &mut s)?;
+    parse_section(&cx, &Table::root(&doc), root, &mut s)?;
     Ok(s)
 }
 

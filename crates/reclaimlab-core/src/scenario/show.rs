@@ -26,14 +26,15 @@ use super::units::{format_bandwidth, format_duration, format_size};
 pub(super) use super::writer::{float, string, uint, Writer};
 use super::Scenario;
 
-/// Render `s` as TOML. See the module documentation.
-pub fn to_toml(s: &Scenario) -> String {
+/// Render `s` as TOML by its top-level section `root` (`scenario::to_toml`). See the module
+/// documentation.
+pub(super) fn to_toml(root: &Section<Scenario>, s: &Scenario) -> String {
     let mut w = Writer::default();
     w.comment("reclaimlab scenario, every setting shown (unset options are commented out).");
     w.comment("Sizes: B, KiB, MiB, GiB, TiB (K, M, G, T are binary too; KB, MB, GB, TB are powers of 1000),");
     w.comment("or an integer number of bytes. Durations: ns, us, ms, s, min, h. Bandwidths: a size per second.");
     w.blank();
-    show_section(&mut w, &super::sections::ROOT, s, s, "");
+    show_section(&mut w, root, s, s, "");
     w.finish()
 }
 

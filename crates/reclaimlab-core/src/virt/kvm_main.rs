@@ -17,8 +17,9 @@
 //! swap, so nothing there depends on it).
 
 use crate::machine::cost::KvmCost;
-use crate::machine::memory::{pte_present, TaskCtx};
+use crate::machine::memory::TaskCtx;
 use crate::machine::page_reporting::SlotEvent;
+use crate::machine::pte::pte_present;
 use crate::machine::{Access, Machine};
 
 use super::virtio_balloon;
@@ -221,7 +222,7 @@ impl GuestMemory {
     /// The cross-machine invariants: a frame the host dropped after a report is not
     /// host-resident; the VM's RSS counter is its resident mapped guest frames.
     pub fn check(&self, host: &Machine) -> Result<(), String> {
-        use crate::machine::memory::PTE_MAPPED;
+        use crate::machine::pte::PTE_MAPPED;
         let mut mapped = 0u64;
         for pfn in 0..self.frames {
             let e = host.pte[(self.base + pfn) as usize];

@@ -4,7 +4,7 @@
 //! postcopy), in which case the report is acked and nothing is dropped. The guest's worker
 //! waits for the ack, so the discards' time is the guest's.
 
-use crate::machine::memory::pte_present;
+use crate::machine::pte::pte_present;
 use crate::machine::Machine;
 
 /// Host pages per transparent huge page (2 MiB).

@@ -7,7 +7,7 @@
 use std::collections::VecDeque;
 
 use super::super::frames::{pg, NIL};
-use super::super::memory::{pte_pfn, pte_present, PTE_MAPPED, PTE_NONE};
+use super::super::pte::{pte_pfn, pte_present, PTE_MAPPED, PTE_NONE};
 use super::super::Machine;
 use super::NONE;
 

@@ -106,7 +106,7 @@ impl Machine {
                     return 0;
                 }
                 (f.data..f.data + f.npages)
-                    .filter(|&vp| crate::machine::memory::pte_present(pte[vp as usize]))
+                    .filter(|&vp| crate::machine::pte::pte_present(pte[vp as usize]))
                     .count() as u64
             });
             match outcome {

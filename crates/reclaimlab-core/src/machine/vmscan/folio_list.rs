@@ -6,7 +6,7 @@ use super::{ReclaimStat, ScanControl};
 use crate::machine::frames::{pg, NIL};
 use crate::machine::gfp;
 use crate::machine::lru::{is_file_lru, ANON, FILE};
-use crate::machine::memory::{pte_mk_none, pte_mk_swap};
+use crate::machine::pte::{pte_mk_none, pte_mk_swap};
 use crate::machine::signal::Signal;
 use crate::machine::tracepoint::{ShrinkInactive, Tracepoint};
 use crate::machine::vmstat::VmEvent;

@@ -465,7 +465,7 @@ impl Machine {
 mod tests {
     use super::*;
     use crate::machine::gfp::GFP_KERNEL;
-    use crate::machine::memory::PTE_YOUNG;
+    use crate::machine::pte::PTE_YOUNG;
     use crate::machine::{Access, TaskCtx};
 
     /// A 64 MiB machine with 1 GiB of swap (`[swap] max_request` as given) whose one task

@@ -17,21 +17,22 @@
 //! - `xenbus_probe_backend.rs`: the pressure detector of B2 and B3, a shrinker that never scans.
 //!
 //! The debated parts are policy switches (`policy/blkback_pool`, `policy/blkback_grants`,
-//! `policy/blkback_backing`) consulted through the traits in `machine::policy`.
+//! `policy/blkback_backing`) consulted through the traits in `policy.rs` here.
 
 pub mod balloon;
 pub mod blkback;
 pub mod grant_table;
 pub mod persistent_gnt;
+pub mod policy;
 pub mod unpopulated_alloc;
 pub mod xenbus_probe_backend;
 
 use std::rc::Rc;
 
-use super::policy::{BlkbackPool, GnttabBacking, PersistentGrants};
 pub use balloon::Balloon;
 pub use blkback::{Blkif, BlkifStats, Ring};
 pub use grant_table::{FlushLock, XenCounters};
+pub use policy::{BlkbackPool, GnttabBacking, PersistentGrants};
 pub use unpopulated_alloc::Unpopulated;
 
 /// `BLKIF_MAX_SEGMENTS_PER_REQUEST`: data segments of a direct request.

@@ -1,7 +1,7 @@
 //! Balloon-backed pool pages: each one a dom0 frame handed to Xen (`machine/xen/balloon.rs`).
 
 use crate::machine::memory::{Access, TaskCtx};
-use crate::machine::policy::GnttabBacking;
+use crate::machine::xen::GnttabBacking;
 use crate::machine::Machine;
 
 #[derive(Debug)]

@@ -6,7 +6,7 @@ mod balloon;
 mod unpopulated;
 
 use super::{Switch, Variant};
-use crate::machine::policy::GnttabBacking;
+use crate::machine::xen::GnttabBacking;
 
 pub static SWITCH: Switch<dyn GnttabBacking> = Switch {
     name: "blkback_backing",

@@ -1,8 +1,8 @@
 //! Unpopulated pool pages (`machine/xen/unpopulated_alloc.rs`): not dom0 RAM.
 
 use crate::machine::memory::{Access, TaskCtx};
-use crate::machine::policy::GnttabBacking;
 use crate::machine::xen::grant_table::NO_FRAME;
+use crate::machine::xen::GnttabBacking;
 use crate::machine::Machine;
 
 #[derive(Debug)]

@@ -5,7 +5,7 @@ mod v38;
 mod v61;
 
 use super::{Switch, Variant};
-use crate::machine::policy::PersistentGrants;
+use crate::machine::xen::PersistentGrants;
 
 pub static SWITCH: Switch<dyn PersistentGrants> = Switch {
     name: "blkback_grants",

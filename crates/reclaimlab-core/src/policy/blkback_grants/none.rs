@@ -1,8 +1,8 @@
 //! No persistent grants (≤ 3.7): blkback maps every segment for its request and unmaps it at
 //! completion, so each request costs an unmap hypercall and a TLB flush of dom0's CPUs.
 
-use crate::machine::policy::PersistentGrants;
 use crate::machine::xen::BlkbackParams;
+use crate::machine::xen::PersistentGrants;
 
 #[derive(Debug)]
 pub struct MapUnmap;

@@ -2,7 +2,7 @@
 //! stay mapped, with no purge (they go at disconnect); a fresh gref beyond the cap is mapped
 //! and unmapped for its request, the patch's defence against a guest flooding fresh grefs.
 
-use crate::machine::policy::PersistentGrants;
+use crate::machine::xen::PersistentGrants;
 use crate::machine::xen::{BlkbackParams, BLKIF_MAX_SEGMENTS_PER_REQUEST, XEN_BLKIF_REQS_PER_PAGE};
 
 #[derive(Debug)]

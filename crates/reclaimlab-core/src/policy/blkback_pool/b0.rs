@@ -2,7 +2,7 @@
 //! the pages of a global array of `reqs` pending requests (11 pages each), allocated at module
 //! init and never freed; the array caps requests in flight across every device.
 
-use crate::machine::policy::BlkbackPool;
+use crate::machine::xen::BlkbackPool;
 
 #[derive(Debug)]
 pub struct GlobalArray;

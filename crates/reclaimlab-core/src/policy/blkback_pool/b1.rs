@@ -2,7 +2,7 @@
 //! path and shrunk to `max_buffer_pages` after every pass or 100 ms idle. Nothing reacts to
 //! dom0's memory pressure: the trait's defaults.
 
-use crate::machine::policy::BlkbackPool;
+use crate::machine::xen::BlkbackPool;
 
 #[derive(Debug)]
 pub struct Capped;

@@ -2,7 +2,7 @@
 //! one module-global deadline, `aggressive_shrinking_duration` ms ahead; until it passes,
 //! every ring's housekeeping shrinks its pool to 0.
 
-use crate::machine::policy::BlkbackPool;
+use crate::machine::xen::BlkbackPool;
 use crate::machine::xen::XenBackend;
 
 #[derive(Debug)]

@@ -3,7 +3,7 @@
 //! `buffer_squeeze_duration_ms` ahead; until it passes, the device's rings shrink their pools
 //! to 0.
 
-use crate::machine::policy::BlkbackPool;
+use crate::machine::xen::BlkbackPool;
 use crate::machine::xen::XenBackend;
 
 #[derive(Debug)]

@@ -7,7 +7,7 @@ mod b2;
 mod b3;
 
 use super::{Switch, Variant};
-use crate::machine::policy::BlkbackPool;
+use crate::machine::xen::BlkbackPool;
 
 pub static SWITCH: Switch<dyn BlkbackPool> = Switch {
     name: "blkback_pool",

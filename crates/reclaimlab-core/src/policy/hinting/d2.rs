@@ -14,8 +14,8 @@
 //! task. The task's time between frees is the guest's `[cost] free_page` per page. A pass the
 //! task does not reach (it stopped freeing) is run by the worker at that time instead.
 
+use crate::machine::page_reporting::FreePageHinting;
 use crate::machine::page_reporting::WorkStep;
-use crate::machine::policy::FreePageHinting;
 use crate::machine::Machine;
 
 /// `MAX_FGPT_ENTRIES`: entries per CPU array.

@@ -3,7 +3,7 @@
 //! (`HUGETLB_PAGE_ORDER`) or more, merged or freed whole; the host drops the range. Nothing is
 //! isolated: the hint is made with the zone lock held, and the freeing vCPU waits for it.
 
-use crate::machine::policy::FreePageHinting;
+use crate::machine::page_reporting::FreePageHinting;
 use crate::machine::{Machine, PAGEBLOCK_ORDER};
 
 #[derive(Debug)]

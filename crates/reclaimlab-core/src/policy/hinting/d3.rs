@@ -10,7 +10,7 @@
 //! At most 511 frees stay unreported when a vCPU stops freeing, and their blocks mostly lie in
 //! blocks already reported by earlier fills, so almost all of a large free is returned.
 
-use crate::machine::policy::FreePageHinting;
+use crate::machine::page_reporting::FreePageHinting;
 use crate::machine::Machine;
 
 /// Entries per vCPU buffer.

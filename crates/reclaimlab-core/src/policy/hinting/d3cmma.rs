@@ -4,8 +4,8 @@
 //! when it reaches a page the guest marked unused, drops it without writing it to swap, and a
 //! later guest touch faults in a zero page.
 
+use crate::machine::page_reporting::FreePageHinting;
 use crate::machine::page_reporting::SlotEvent;
-use crate::machine::policy::FreePageHinting;
 use crate::machine::Machine;
 
 #[derive(Debug)]

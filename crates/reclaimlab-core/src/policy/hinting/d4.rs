@@ -4,8 +4,8 @@
 //! about 1/16 of each free list per pass. The mechanism itself is the guest kernel's and lives
 //! in `machine/page_reporting.rs`; this variant switches it on.
 
+use crate::machine::page_reporting::FreePageHinting;
 use crate::machine::page_reporting::WorkStep;
-use crate::machine::policy::FreePageHinting;
 use crate::machine::Machine;
 
 #[derive(Debug)]

@@ -13,7 +13,7 @@ mod d3cmma;
 mod d4;
 
 use super::{Switch, Variant};
-use crate::machine::policy::FreePageHinting;
+use crate::machine::page_reporting::FreePageHinting;
 
 pub static SWITCH: Switch<dyn FreePageHinting> = Switch {
     name: "hinting",

@@ -4,8 +4,8 @@
 //! virtual block devices (`[[guest.vbd]]`, declared in `xen.rs`).
 
 use crate::scenario::schema::{section, Array, Child, Embedded, Fix, Rule, Ty, Unique, Val};
-use crate::scenario::show::Writer;
 use crate::scenario::units::format_size;
+use crate::scenario::writer::Writer;
 use crate::scenario::{
     CostModel, GuestConfig, KvmCost, MachineType, PolicyConfig, Scenario, SwapDevice, Sysctl, Vbd,
     Workload, GIB, MIB, NS_PER_SEC, NS_PER_US,
@@ -221,10 +221,10 @@ impl<C: Child<GuestConfig>> Child<GuestConfig> for AsMachine<C> {
     }
     fn parse(
         &self,
-        cx: &crate::scenario::parse::Ctx,
-        parent: &crate::scenario::parse::Table,
+        cx: &crate::scenario::source::Ctx,
+        parent: &crate::scenario::source::Table,
         out: &mut GuestConfig,
-    ) -> crate::scenario::parse::Res<()> {
+    ) -> crate::scenario::error::Res<()> {
         self.0.parse(cx, parent, out)
     }
     fn show(&self, w: &mut Writer, parent: &GuestConfig, root: &Scenario, prefix: &str) {

@@ -5,9 +5,10 @@
 use std::fmt::Write as _;
 
 use crate::policy::{switches, Choices};
-use crate::scenario::parse::{Ctx, Res, Table};
+use crate::scenario::error::Res;
 use crate::scenario::schema::Child;
-use crate::scenario::show::{string, Writer};
+use crate::scenario::source::{Ctx, Table};
+use crate::scenario::writer::{string, Writer};
 use crate::scenario::{PolicyConfig, Scenario};
 
 /// The `[policy]` table of a machine: the scenario's host, or a `[[guest]]`.

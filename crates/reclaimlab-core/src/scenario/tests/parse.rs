@@ -384,7 +384,7 @@ fn damaged_input_never_panics() {
         size_bytes: GIB,
         ..FileSpec::default()
     });
-    let full = crate::scenario::show::to_toml(&s);
+    let full = crate::scenario::to_toml(&s);
     let lines: Vec<&str> = full.lines().collect();
     let mut texts: Vec<String> = full
         .char_indices()
@@ -483,10 +483,17 @@ fn wakeup_latency_samples_are_read_relative_to_the_scenario() {
     assert_eq!(samples.ns, vec![90_000, 4_083_500]);
     assert!(samples.path.ends_with("real/lat.json"), "{}", samples.path);
     // Printed with the path it was read from, and read back the same.
-    let shown = crate::scenario::show::to_toml(&s);
+    let shown = crate::scenario::to_toml(&s);
     assert!(shown.contains(&format!("wakeup_latency_samples = \"{}\"", samples.path)));
     let again = parse_str(&shown, "shown.toml").unwrap();
     assert_eq!(again.cost, s.cost);
+    // The file's text parsed from elsewhere finds the samples only when told the file's
+    // directory (what a sweep does for each of its points).
+    let text = std::fs::read_to_string(&scn).unwrap();
+    let e = parse_str(&text, "point.toml").unwrap_err().to_string();
+    assert!(e.contains("does not exist"), "{e}");
+    let from_text = crate::scenario::parse_str_in(&text, "point.toml", &dir).unwrap();
+    assert_eq!(from_text.cost, s.cost);
 
     // A missing file, and a file without samples, are errors at the key.
     std::fs::write(

@@ -557,7 +557,7 @@ fn check_prints_given_values<S: Default>(table: &str, sec: &Section<S>) {
         let text = crate::scenario::show::format_val(&key.ty, &v);
         let scn = format!("[{table}]\n{} = {text}\n{base}", key.name);
         let s = parse_str(&scn, "t.toml").unwrap_or_else(|e| panic!("{e}"));
-        let shown = crate::scenario::show::to_toml(&s);
+        let shown = crate::scenario::to_toml(&s);
         assert!(
             shown.contains(&format!("\n{} = {text} ", key.name)),
             "[{table}] {} = {text} not shown:\n{shown}",

@@ -149,7 +149,7 @@ fn every_xen_key_parses_and_prints_its_value() {
                 "[{table}]\n{name} = {text}\n[[workload]]\nname = \"w\"\nanon.size = \"1GiB\"\n"
             );
             let s = parse_str(&scn, "t.toml").unwrap_or_else(|e| panic!("{e}"));
-            let shown = crate::scenario::show::to_toml(&s);
+            let shown = crate::scenario::to_toml(&s);
             assert!(
                 shown.contains(&format!("\n{name} = {text} ")),
                 "[{table}] {name} = {text} not shown:\n{shown}"

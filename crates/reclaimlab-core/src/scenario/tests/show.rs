@@ -1,6 +1,6 @@
 //! The printer: round trips, determinism, layout.
 
-use crate::scenario::show::{resolve_computed, to_toml};
+use crate::scenario::show::resolve_computed;
 use crate::scenario::*;
 use crate::scenario::{schema, sections};
 

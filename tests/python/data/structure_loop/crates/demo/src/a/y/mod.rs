@@ -1,0 +1,4 @@
+mod z;
+pub use z::make;
+
+pub struct Y;

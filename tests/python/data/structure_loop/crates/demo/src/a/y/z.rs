@@ -1,0 +1,5 @@
+use super::super::x::X;
+
+pub fn make() -> X {
+    X
+}

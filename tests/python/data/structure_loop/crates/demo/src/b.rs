@@ -1,0 +1,5 @@
+pub struct B;
+
+pub fn g() {
+    let _ = crate::a::x::X;
+}

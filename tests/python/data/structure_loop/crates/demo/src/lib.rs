@@ -1,0 +1,4 @@
+pub mod a;
+pub mod b;
+
+pub const VERSION: &str = "0";

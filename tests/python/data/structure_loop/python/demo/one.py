@@ -1,0 +1,5 @@
+from . import two
+
+
+def g():
+    return two.f

@@ -1,0 +1,4 @@
+def f():
+    from .one import g
+
+    return g
