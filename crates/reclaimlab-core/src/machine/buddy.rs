@@ -258,7 +258,9 @@ impl FreeArea {
     }
 
     /// `__rmqueue_smallest`: take the smallest suitable block of `mt` and split it down.
-    #[inline]
+    /// Always inlined: it is the allocator's hot path (issue 33: called out of line it cost
+    /// 2.5 % of file-streaming's instructions in the call alone).
+    #[inline(always)]
     pub fn rmqueue_smallest(&mut self, fr: &mut Frames, order: usize, mt: usize) -> Option<u32> {
         for o in order..MAX_ORDER {
             let head = self.lists[o][mt].head;
@@ -359,6 +361,7 @@ impl FreeArea {
     }
 
     /// `__rmqueue`: the requested type first, then steal from a fallback type.
+    #[inline]
     pub fn rmqueue(
         &mut self,
         fr: &mut Frames,
@@ -369,6 +372,20 @@ impl FreeArea {
         if let Some(p) = self.rmqueue_smallest(fr, order, mt) {
             return Some(p);
         }
+        self.rmqueue_steal(fr, pageblock_mt, order, mt)
+    }
+
+    /// `rmqueue`'s second half, out of line: the requested list was empty, so steal a block
+    /// of a fallback type and take from it.
+    #[cold]
+    #[inline(never)]
+    fn rmqueue_steal(
+        &mut self,
+        fr: &mut Frames,
+        pageblock_mt: &mut [u8],
+        order: usize,
+        mt: usize,
+    ) -> Option<u32> {
         if mt < 3 && self.rmqueue_fallback(fr, pageblock_mt, order, mt) {
             return self.rmqueue_smallest(fr, order, mt);
         }
