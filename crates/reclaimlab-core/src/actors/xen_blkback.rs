@@ -77,6 +77,7 @@ impl Actor for BlkbackRing {
         let mut ipi = w.ipi_ns;
         let mut pass = false;
         let mut more = false;
+        let mut no_slot = false;
         if now >= self.retry_at {
             for _ in 0..REQUESTS_PER_STEP {
                 match m.blkback_dispatch(r, now + cost, &mut self.ctx) {
@@ -88,7 +89,10 @@ impl Actor for BlkbackRing {
                         m.xen_mut().rings[r].waiting_reqs = false;
                         break;
                     }
-                    Dispatch::NoSlot => break,
+                    Dispatch::NoSlot => {
+                        no_slot = true;
+                        break;
+                    }
                     Dispatch::Blocked(a, c) => {
                         cost += c;
                         self.blocked += 1;
@@ -105,7 +109,10 @@ impl Actor for BlkbackRing {
                 }
             }
             let ring = &m.xen().rings[r];
-            more = !ring.requests.is_empty() && now + cost >= self.retry_at;
+            // Without a free pending_req the kthread sleeps until one is freed: going on at
+            // once would spin at the same instant (B0's array is shared by every ring, so
+            // the slot may come from another ring's completion, later).
+            more = !no_slot && !ring.requests.is_empty() && now + cost >= self.retry_at;
         }
         // Housekeeping after a pass that emptied the ring, or when the wait timed out.
         if (pass && !more) || now >= self.next_timeout {
@@ -123,6 +130,18 @@ impl Actor for BlkbackRing {
         let next_done = ring.next_completion();
         // Completions left that are due already: go on at once.
         more |= next_done.is_some_and(|d| d <= now + cost);
+        // `xen_blkif_schedule` waits on `pending_free_wq`, woken when any request is freed:
+        // the first completion of any ring, a scheduler wake-up later.
+        let slot_freed = no_slot
+            .then(|| {
+                m.xen()
+                    .rings
+                    .iter()
+                    .filter_map(|x| x.next_completion())
+                    .min()
+            })
+            .flatten()
+            .map(|t| t.max(now + cost) + m.cfg.cost.wakeup_latency_ns);
         let evtchn = m.xen().cost.evtchn_ns;
         if let (true, Some(f)) = (answered, frontend) {
             cx.wake(f, Wake::NoLaterThan(now + cost + evtchn));
@@ -144,6 +163,9 @@ impl Actor for BlkbackRing {
         }
         if self.retry_at > end {
             next = next.min(self.retry_at);
+        }
+        if let Some(t) = slot_freed {
+            next = next.min(t);
         }
         Wake::At(next)
     }

@@ -1,5 +1,6 @@
 //! Observation: counters with the kernel's names and semantics and the kernel's text formats.
 
+pub mod counter_checks;
 pub mod ftrace;
 pub mod invariants;
 pub mod procfs;
