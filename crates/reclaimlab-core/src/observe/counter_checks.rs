@@ -35,7 +35,7 @@
 //! (`tests/counter_checks.rs`).
 
 use crate::machine::frames::FrameState;
-use crate::machine::memory::{pte_present, PTE_MAPPED};
+use crate::machine::pte::{pte_present, PTE_MAPPED};
 use crate::machine::vmstat::{NodeStat, VmEvent, NR_NODE_STATS, NR_VM_EVENTS};
 use crate::machine::{Machine, MAX_NR_ZONES, MAX_ORDER};
 use crate::virt::kvm_main::GuestMemory;
