@@ -393,7 +393,9 @@ def test_a_validation_scenario_sweeps_from_any_directory(tmp_path, monkeypatch):
     scenario file's, whatever the sweep file's directory and the current one: the engine
     resolves every key of type path against the file's directory, so a point that changes
     nothing has the key of the file itself."""
-    scenario = ROOT / "validation" / "anon-random.toml"
+    # A kept sitting's scenario: it carries its own [cost] with the samples beside it in real/.
+    sitting = ROOT / "validation" / "sittings" / "2026-11-28"
+    scenario = sitting / "anon-random.toml"
     assert 'wakeup_latency_samples = "real/' in scenario.read_text()
     sweeps_dir, elsewhere = tmp_path / "sweeps", tmp_path / "elsewhere"
     sweeps_dir.mkdir()
@@ -403,7 +405,7 @@ def test_a_validation_scenario_sweeps_from_any_directory(tmp_path, monkeypatch):
     monkeypatch.chdir(elsewhere)
     jobs = sweeps.plan(sweeps.load(path))
     resolved = api.resolved_scenario(scenario)
-    assert str(ROOT / "validation" / "real" / "anon-random.kswapd-wakeup.json") in resolved
+    assert str(sitting / "real" / "anon-random.kswapd-wakeup.json") in resolved
     assert [j.key for j in jobs] == [run_key(resolved, 1), run_key(resolved, 2)]
 
 
