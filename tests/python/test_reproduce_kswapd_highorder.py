@@ -255,3 +255,25 @@ def test_report_command_remakes_the_reproduction_report(repro, tmp_path):
     want = (root / "report.html").read_text().count('class="chart"')
     assert html.read_text().count('class="chart"') == want > 0
     assert not (tmp_path / "again-figures").exists()
+
+
+def test_a_min_watermark_fails_on_a_zone_below_min(repro):
+    # A broken run: (a)'s any-zone run with its Normal zone ending one page under its order-0
+    # min watermark (the run's own summary, that one figure changed).
+    import copy
+    import dataclasses
+
+    _, _, _, runs = repro
+    new = runs["a", "v2.6.38"]
+    summary = copy.deepcopy(new.summary)
+    normal = next(z for z in summary["zones"] if z["zone"] == "Normal")
+    normal["free_at_end"] = normal["min"] - 1
+    broken = {"v2.6.36": runs["a", "v2.6.36"], "v2.6.38": dataclasses.replace(new, summary=summary),
+              "v3.0": runs["a", "v3.0"]}
+    got = {c.id: c for c in exp.checks_a(broken)}
+    assert not got["a.min_watermark"].passed
+    assert "v2.6.38: Normal" in got["a.min_watermark"].measured
+    real = {c.id: c for c in exp.checks_a({p: runs["a", p] for p in ("v2.6.36", "v2.6.38", "v3.0")})}
+    assert real["a.min_watermark"].passed == all(
+        z["free_at_end"] >= z["min"] for p in ("v2.6.36", "v2.6.38", "v3.0")
+        for z in runs["a", p].summary["zones"] if z["managed"] > 0)

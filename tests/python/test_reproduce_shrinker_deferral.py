@@ -255,3 +255,27 @@ def test_builders_are_the_examples(make, example):
     got.pop("name")
     want.pop("name")
     assert got == want
+
+
+def test_every_exact_check_fails_on_some_broken_call(monkeypatch):
+    # Each E.A.1-E.A.3 check against broken engine calls: every variant computed by another
+    # variant's code, the cache's seeks read as 4 (delta halves), or the kswapd flag dropped.
+    # Each check must fail under at least one of them, and pass with the real calls.
+    real = exp.call
+    broken = {f"all {v}": (lambda _v, nr, v=v, **kw: real(v, nr, **kw))
+              for v in ("legacy", "chinner", "v61")}
+    broken["seeks 4"] = lambda v, nr, seeks=exp.SEEKS, **kw: real(v, nr, seeks=4, **kw)
+    broken["kswapd dropped"] = lambda v, nr, kswapd=False, **kw: real(v, nr, **kw)
+    fails: dict[str, list[str]] = {}
+    for name, call in broken.items():
+        monkeypatch.setattr(exp, "call", call)
+        for c in exp.exact_checks() + exp.windup_checks():
+            if not c.passed:
+                fails.setdefault(c.id, []).append(name)
+    monkeypatch.setattr(exp, "call", real)
+    good = exp.exact_checks() + exp.windup_checks()
+    assert len(good) == 19 and all(c.passed for c in good)
+    assert {c.id for c in good} == set(fails), {c.id for c in good} - set(fails)
+    # The kswapd-only drain is what a context-blind call breaks, and only that.
+    assert [i for i, f in fails.items() if "kswapd dropped" in f] == [
+        "E.A.2.chinner.kswapd", "E.A.3.chinner.drain"]
