@@ -103,6 +103,9 @@ def test_e_b1_calibration_fails_off_the_thread_figure(short_b1):
     cal, pin = bc.e_b1_calibration(_figs(short_b1))
     assert cal.role == "calibration" and pin.role == "prediction"
     assert not cal.passed and cal.ratio < bc.CALIBRATION_BAND[0]
+    # B1's swap-in (a prediction) fails too on the short run: a third of the time, a
+    # fraction of the thread's swap-in.
+    assert not pin.passed and pin.ratio < pin.band[0], pin.ratio
     # A B3 that swaps nothing is said in words, not an infinite cut that passes.
     zero = bc.e_b1_checks(_figs(short_b1), {"pswpin": 0, "pswpout": 0}, "B3")
     assert all(not c.passed for c in zero) and "no swap-out under B3" in zero[0].zero
@@ -181,3 +184,33 @@ def test_e_b4_pool_over_time_fails_against_targets_it_was_not_given(tmp_path):
     # Samples cut only while the dd runs cannot show convergence.
     busy = samples[~(samples["idle_ms"] > bc.CONVERGE_MS)]
     assert not bc.e_b4_pool_checks(busy, bp.CONVERGE_TARGET)[1].passed
+
+
+def test_sweep_checks_fail_with_the_pools_swapped(tmp_path):
+    # The service-load sweep's own code at one load (the calibrated 1,675 MiB) and seed 1,
+    # with 20 s runs: once in the right order (B1 old, B3 new) and once swapped (the same runs,
+    # nothing computed twice). Swapped, B3's swap-out is no calibration of B1's and there is
+    # no cut.
+    from reclaimlab.experiments.sensitivity import Knob, pair_sweep
+
+    store = Store(tmp_path / "store")
+    knob = Knob("dom0_anon", "dom0's service load", ["1675MiB"],
+                [{"workload.dom0-services.anon.size": "1675MiB"}], "a test's range")
+    base = bp.pressure_scenario("B1", duration="20s")
+    b1, b3 = {"policy.blkback_pool": "B1"}, {"policy.blkback_pool": "B3"}
+    right = pair_sweep(store, tmp_path, "sensitivity", "bb", knob, [b1, b3], base,
+                       bc.swap_figures, bc.sweep_checks, [1])
+    swapped = pair_sweep(store, tmp_path, "sensitivity", "bb", knob, [b3, b1], base,
+                         bc.swap_figures, bc.sweep_checks, [1])
+    ids = ["E.B.1.B1.pswpout.dom0_anon", "E.B.1.B3.dom0_anon", "E.B.1.pswpin.B3.dom0_anon"]
+    assert [c.id for c in right.checks] == [c.id for c in swapped.checks] == ids
+    assert all(c.holds[1] == 1 for c in swapped.checks)
+    assert not any(c.passed for c in swapped.checks), [c.measured for c in swapped.checks]
+    # The point's verdict is the reproduction's own check on those runs' figures, which are
+    # the runs' counters.
+    row = right.points.iloc[0]
+    old, new = ({k: int(row[f"{w}_{k}"]) for k in ("pswpin", "pswpout")} for w in ("old", "new"))
+    direct = {p: _figs(load_run(api.ensure_result(
+        bp.pressure_scenario(p, duration="20s"), store, seed=1).path)) for p in ("B1", "B3")}
+    assert (old, new) == (direct["B1"], direct["B3"])
+    assert [c.passed for c in right.checks] == [c.passed for c in bc.sweep_checks(old, new)]
