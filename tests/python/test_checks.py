@@ -160,3 +160,25 @@ def test_the_reproduction_page_shows_a_sweep_table_and_its_plot(tmp_path):
     assert "holds at 1 of 2 points" in html and "why this range" in html
     assert "Holds at 1 of 2 points." in html and '<figure class="sensitivity"><svg' in html
     assert "<b>v</b>" not in html and "&lt;b&gt;v&lt;/b&gt;" in html
+
+
+def test_ensure_many_runs_scenarios_of_any_structure_into_the_store(tmp_path):
+    # Two scenarios that differ in structure (one has a second workload), two seeds, and a
+    # duplicate: three runs made at once, which api.ensure_result then finds (same keys) and
+    # a sweep over the same scenario reuses.
+    from reclaimlab import api
+
+    store = Store(tmp_path / "store")
+    one, two = tiny_dict("many-a"), tiny_dict("many-b")
+    two["workload"].append({"name": "reader", "file": {"size": "16MiB", "op": "read"}})
+    events = []
+    made = sens.ensure_many(store, "tiny", [(one, 1), (two, 1), (one, 2), (one, 1)],
+                            on_run=lambda label, st: events.append((label, st)))
+    assert made == 3 and [st for _, st in events] == ["done"] * 3
+    assert len(set(store.keys())) == 3
+    for scn, seed in ((one, 1), (two, 1), (one, 2)):
+        assert api.ensure_result(scn, store, seed=seed).reused
+    assert sens.ensure_many(store, "tiny", [(two, 1), (one, 2)]) == 0
+    df = sens.sweep_knob(store, "again", one, {}, seeds=[1, 2], points=[{"name": "many-a"}])
+    assert set(df["status"]) == {"ok"} and len(df) == 2
+    assert set(df["key"]) <= set(store.keys()) and len(store.keys()) == 3

@@ -24,21 +24,25 @@ made here; ``exit-rss.csv`` is the plot-ready host RSS of the E.D.2 runs.
 
 from __future__ import annotations
 
-import csv
-import io
 import time
 from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from ..results import load_run, write_text_atomic
+from ..results import load_run
 from ..store import Store
 from ..tables import markdown_table
 from . import free_page_hinting_checks as fc
 from .checks import Check, Situation, close_situation, finish, holds_check, open_situation
-from .free_page_hinting_checks import release_times, rss_series
-from .sensitivity import sensitivity_plot, sensitivity_record, sensitivity_table, sweep_knob
+from .free_page_hinting_checks import guests_completed, release_times, rss_series, write_series
+from .sensitivity import (
+    ensure_many,
+    sensitivity_plot,
+    sensitivity_record,
+    sensitivity_table,
+    sweep_knob,
+)
 
 NAME = "free-page-hinting"
 TITLE = "Guest free page hinting: how many guests fit (seed 001)"
@@ -153,18 +157,6 @@ def one_guest_scenario(variant: str, seed: int, *, stride: int | None = None, th
 # ---- reading runs -------------------------------------------------------------------------------
 
 
-def guests_completed(summary: dict) -> int:
-    """Guests whose program finished before the host's first OOM kill (the seed's count)."""
-    kills = [g["killed_at_s"] for g in summary["guests"] if g["killed_at_s"] is not None]
-    first_kill = min(kills) if kills else float("inf")
-    done = 0
-    for g in summary["guests"]:
-        t = g["threads"][0]["finished_s"] if g["threads"] else None
-        if t is not None and t <= first_kill and not g["threads"][0]["killed"]:
-            done += 1
-    return done
-
-
 def _gib(b: int | float) -> float:
     return round(b / GIB, 2)
 
@@ -190,40 +182,49 @@ def _exit_window(path: Path) -> dict[str, Any]:
     return fc.d4_window(buddy, PROGRAM_BYTES // (4 << 20))
 
 
-def _dotted_diff(base: Any, other: Any, prefix: str = "") -> dict[str, Any]:
-    """``other`` as dotted-key settings over ``base`` (lists of named tables by name); raises
-    KeyError where ``other`` lacks a key of ``base`` (a setting cannot remove one)."""
-    if isinstance(base, dict) and isinstance(other, dict):
-        if set(base) - set(other):
-            raise KeyError(f"{prefix}: {sorted(set(base) - set(other))}")
-        out: dict[str, Any] = {}
-        for k, v in other.items():
-            if k not in base:
-                out[f"{prefix}{k}"] = v
-            elif v != base[k]:
-                out.update(_dotted_diff(base[k], v, f"{prefix}{k}."))
+def scenarios_of(key: str, seed: int) -> dict[str, dict[str, Any]]:
+    """The runs of situation ``key`` (not the sensitivity sweep's), by label: the one place
+    the situations and :func:`planned_runs` take them from."""
+    if key in ("guests", "fresh"):
+        stride = AGED if key == "guests" else None
+        variants = COUNT_VARIANTS if key == "guests" else VARIANTS
+        return {v: count_scenario(v, seed, stride=stride) for v in variants}
+    if key == "gap":
+        return {f"{g}s": count_scenario("D4", seed, stride=None, gap_s=g) for g in (10, 40)}
+    if key == "exit":
+        return {v: one_guest_scenario(v, seed) for v in ("D1", "D2", "D3", "D4")}
+    if key == "stall":
+        return {f"{v}-{cost}": churn_scenario(v, seed, REPORT_COSTS[cost])
+                for v in ("D3", "D4") for cost in ("base", "slow")}
+    if key == "fragmented":
+        # A 2 GiB guest has one zone (DMA32 on q35), all of it aged; the controls are the same
+        # guest where blocks can merge.
+        frag = dict(thp=True, ram="2GiB", programs=((1, "1GB"),), duration_s=30)
+        out = {v: one_guest_scenario(v, seed, stride=FRAGMENTED, **frag) for v in ("D2", "D3", "D4")}
+        out.update({f"control-{v}": one_guest_scenario(v, seed, stride=stride, **frag)
+                    for v, stride in (("D4", AGED), ("D3", None))})
         return out
-    names = [x.get("name") if isinstance(x, dict) else None for x in (base or [])]
-    if (isinstance(base, list) and isinstance(other, list) and None not in names
-            and names == [x.get("name") for x in other if isinstance(x, dict)]):
-        out = {}
-        for b, o in zip(base, other):
-            out.update(_dotted_diff(b, o, f"{prefix}{b['name']}."))
-        return out
-    return {prefix.rstrip("."): other}
+    if key == "refault":
+        # Program 1 exits at about 5 s; reporting's passes run every 2 s, each taking about a
+        # sixteenth of each free list plus one more report; by 10 s most of the freed memory
+        # is still unreported. Program 2 (1 GB) fits in it; program 3 (3,500 MB) does not.
+        progs = ((1, PROGRAM), (10, "1GB"), (10, "3500MB"))
+        return {"D4-small": one_guest_scenario("D4", seed, programs=progs[:2], duration_s=30),
+                "D4-large": one_guest_scenario("D4", seed, programs=progs[::2], duration_s=30)}
+    return {}
 
 
-def prefetch(store: Store, name: str, scenarios: list[dict[str, Any]], seed: int,
-             on_run=None) -> None:
-    """Run ``scenarios`` (one structure, different settings) with ``seed`` into ``store`` at
-    once, through the sweep machinery's process pool; the situation then finds them there."""
-    base = scenarios[0]
-    points = [_dotted_diff(base, s) or {"name": base["name"]} for s in scenarios]
-    def told(label: str, status: str) -> None:
-        if on_run is not None:
-            on_run(label.split(",")[0].removeprefix("name="), status)
-
-    sweep_knob(store, name, base, {}, [seed], on_run=told, points=points)
+def planned_runs(situations, seed: int) -> list[tuple[dict[str, Any], int]]:
+    """Every (scenario, seed) the situations run, the sensitivity sweep's included, longest
+    first (the count runs of 16 guests, then the sweep's of 8, then the single guests), for
+    :func:`.sensitivity.ensure_many`."""
+    keys = [s.key for s in situations]
+    counts = [(scn, seed) for k in ("fresh", "guests", "gap") if k in keys
+              for scn in scenarios_of(k, seed).values()]
+    sweep = sensitivity_runs() if "sensitivity" in keys else []
+    single = [(scn, seed) for k in keys if k not in ("fresh", "guests", "gap")
+              for scn in scenarios_of(k, seed).values()]
+    return counts + sweep + single
 
 
 # ---- sensitivity ------------------------------------------------------------------------------
@@ -247,6 +248,26 @@ def _point_settings(units: str, base: str) -> dict[str, Any]:
     return out
 
 
+def _sweep_base(state: str) -> dict[str, Any]:
+    return count_scenario("D2", 1, stride=AGED if state == "aged" else None, n=SWEEP_GUESTS)
+
+
+def sensitivity_runs() -> list[tuple[dict[str, Any], int]]:
+    """The sweep's runs as (scenario, seed), as :func:`sensitivity`'s sweeps make them (the
+    same scenarios, so the same store keys): the points that try all 8 guests first."""
+    import copy
+
+    from ..sweep import set_key
+
+    out = []
+    for u, st, b in sorted(SENS_POINTS, key=lambda p: (p[0] != "binary", p[1] != "fresh")):
+        scn = copy.deepcopy(_sweep_base(st))
+        for k, v in _point_settings(u, b).items():
+            set_key(scn, k, v)
+        out += [(scn, s) for s in SEEDS]
+    return out
+
+
 def sensitivity(store: Store, root: Path, on_run=None):
     """D2's guest count over SENS_POINTS x seeds 1-5 (a sweep through the store per guest
     state: the age of a guest is a key it has or has not); the checks ("holds at N of M
@@ -266,8 +287,7 @@ def sensitivity(store: Store, root: Path, on_run=None):
 
     for state in ("fresh", "aged"):
         pts = [_point_settings(u, b) for u, st, b in SENS_POINTS if st == state]
-        df = sweep_knob(store, f"fph-d2-{state}", count_scenario(
-            "D2", 1, stride=AGED if state == "aged" else None, n=SWEEP_GUESTS), {}, SEEDS,
+        df = sweep_knob(store, f"fph-d2-{state}", _sweep_base(state), {}, SEEDS,
             on_run=lambda label, status, state=state: told(label, status, state),
             points=pts, metrics=lambda r: {"D2 guests": guests_completed(r.summary)},
             out=root / "sensitivity" / f"fph-d2-{state}")
@@ -328,6 +348,16 @@ def reproduce(situations, root: Path, seed: int, *, store: Store, trace: bool = 
     checks: list[Check] = []
     manifest: dict[str, Any] = {"experiment": NAME, "title": TITLE, "seed": seed,
                                 "situations": []}
+    # Every run of every situation at once through the process pool, longest first; the
+    # situations below then find theirs in the store.
+    everything = Situation("runs", "every run of the situations, at once", [])
+
+    def made(label: str, status: str) -> None:
+        if on_run is not None:
+            on_run(everything, label.removeprefix("name="),
+                   SimpleNamespace(reused=False, path=f"pool, {status}"))
+
+    ensure_many(store, NAME, planned_runs(situations, seed), on_run=made)
     for sit in situations:
         report += [f"## {sit.title}", ""]
         ensure, keys = open_situation(root, sit, store, seed, on_run)
@@ -345,10 +375,8 @@ def reproduce(situations, root: Path, seed: int, *, store: Store, trace: bool = 
                                                    path=f"sweep, {status}"))
 
         got: list[Check] = []
+        scns = scenarios_of(sit.key, seed)
         if sit.key in ("guests", "fresh"):
-            stride = AGED if sit.key == "guests" else None
-            scns = {v: count_scenario(v, seed, stride=stride) for v in sit.policies}
-            prefetch(store, f"fph-{sit.key}", list(scns.values()), seed, told)
             c = {v: guests_completed(run(v, scns[v])[0].summary) for v in sit.policies}
             rows = []
             for v in sit.policies:
@@ -370,9 +398,6 @@ def reproduce(situations, root: Path, seed: int, *, store: Store, trace: bool = 
                            f"{_gib(g2['host_rss_bytes'])} GiB on the host.", "", D2_STORY, ""]
             got = fc.e_d1_checks(c, fresh=sit.key == "fresh")
         elif sit.key == "gap":
-            scns = {label: count_scenario("D4", seed, stride=None, gap_s=int(label.rstrip("s")))
-                    for label in sit.policies}
-            prefetch(store, "fph-gap", list(scns.values()), seed, told)
             c = {label: guests_completed(run(label, scns[label])[0].summary)
                  for label in sit.policies}
             report.append(markdown_table(["gap between guests", "D4 guests"],
@@ -381,7 +406,7 @@ def reproduce(situations, root: Path, seed: int, *, store: Store, trace: bool = 
         elif sit.key == "exit":
             table, series_all, rel = [], {}, {}
             for v in sit.policies:
-                r, path = run(v, one_guest_scenario(v, seed))
+                r, path = run(v, scns[v])
                 g = r.summary["guests"][0]
                 exit_s = g["threads"][0]["finished_s"]
                 series_all[v] = rss_series(path)
@@ -392,7 +417,7 @@ def reproduce(situations, root: Path, seed: int, *, store: Store, trace: bool = 
             report.append(markdown_table(
                 ["variant", "program exit (s)", "peak host RSS (GiB)", "at 60 s (GiB)",
                  "to half the release (s)", "to 90 % (s)", "reports"], table))
-            _write_series(root / "exit-rss.csv", series_all)
+            write_series(root / "exit-rss.csv", series_all)
             window = _exit_window(runs["D4"][1])
             report += ["", f"Host RSS over time, plot-ready: `{root / 'exit-rss.csv'}`. D4's "
                        f"window: the program's {PROGRAM_BYTES // (4 << 20):,} blocks of 4 MiB "
@@ -405,7 +430,7 @@ def reproduce(situations, root: Path, seed: int, *, store: Store, trace: bool = 
             t, rows = {}, []
             for label in sit.policies:
                 v, cost = label.split("-")
-                r, _ = run(label, churn_scenario(v, seed, REPORT_COSTS[cost]))
+                r, _ = run(label, scns[label])
                 g = r.summary["guests"][0]
                 t[(v, cost)] = g["threads"][0]["finished_s"]
                 rows.append([v, REPORT_COSTS[cost], t[(v, cost)], g["reports"],
@@ -420,16 +445,9 @@ def reproduce(situations, root: Path, seed: int, *, store: Store, trace: bool = 
         elif sit.key == "fragmented":
             g, ctl, table = {}, {}, []
             for v in sit.policies:
-                # A 2 GiB guest has one zone (DMA32 on q35), all of it aged.
-                r, _ = run(v, one_guest_scenario(v, seed, stride=FRAGMENTED, thp=True,
-                                                 ram="2GiB", programs=((1, "1GB"),),
-                                                 duration_s=30))
-                g[v] = r.summary["guests"][0]
-            for v, stride in (("D4", AGED), ("D3", None)):
-                r, _ = run(f"control-{v}", one_guest_scenario(
-                    v, seed, stride=stride, thp=True, ram="2GiB", programs=((1, "1GB"),),
-                    duration_s=30))
-                ctl[v] = r.summary["guests"][0]
+                g[v] = run(v, scns[v])[0].summary["guests"][0]
+            for v in ("D4", "D3"):
+                ctl[v] = run(f"control-{v}", scns[f"control-{v}"])[0].summary["guests"][0]
             for label, x in [*g.items(), *((f"control {k}", x) for k, x in ctl.items())]:
                 table.append([label, x["blocks_reported"], _gib(x["bytes_reported"]),
                               x["host_thp_splits"]])
@@ -437,15 +455,8 @@ def reproduce(situations, root: Path, seed: int, *, store: Store, trace: bool = 
                                           "host THP splits"], table))
             got = fc.e_d3_checks(g, ctl)
         elif sit.key == "refault":
-            # Program 1 exits at about 5 s; reporting's passes run every 2 s, each taking about
-            # a sixteenth of each free list plus one more report; by 10 s most of the freed
-            # memory is still unreported. Program 2 (1 GB) fits in it; program 3 (3,500 MB)
-            # does not.
-            progs = ((1, PROGRAM), (10, "1GB"), (10, "3500MB"))
-            r2, _ = run("D4-small", one_guest_scenario("D4", seed, programs=progs[:2],
-                                                       duration_s=30))
-            r3, _ = run("D4-large", one_guest_scenario("D4", seed, programs=progs[::2],
-                                                       duration_s=30))
+            r2, _ = run("D4-small", scns["D4-small"])
+            r3, _ = run("D4-large", scns["D4-large"])
             f2 = r2.summary["guests"][0]["host_refaults"]
             f3 = r3.summary["guests"][0]["host_refaults"]
             report.append(markdown_table(
@@ -476,14 +487,3 @@ D2_STORY = (
     "never enough. An aged guest's memory merges into smaller, more numerous blocks, which "
     "fill the array several times and leave a residue. The sensitivity situation shows what "
     "this does to the count under each reading.")
-
-
-def _write_series(path: Path, series: dict[str, list[tuple[float, int]]]) -> None:
-    """One time column and one host-RSS column (bytes) per variant."""
-    names = list(series)
-    out = io.StringIO()
-    w = csv.writer(out, lineterminator="\n")
-    w.writerow(["time_s"] + [f"{n}_host_rss_bytes" for n in names])
-    for i, (t, _) in enumerate(series[names[0]]):
-        w.writerow([t] + [series[n][i][1] if i < len(series[n]) else "" for n in names])
-    write_text_atomic(path, out.getvalue())

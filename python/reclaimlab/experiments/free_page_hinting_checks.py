@@ -11,6 +11,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from ..results import write_text_atomic
 from .checks import Check, band_check, range_check
 
 #: The thread's counts (mechanisms.md §D.5, §E.D.1): no hinting 3 guests, RFC v8 5 to 7.
@@ -230,3 +231,26 @@ def e_d4_checks(fits: int, exhausted: int) -> list[Check]:
               "refaulted", f"> 10 x the first ({fits:,})", exhausted,
               exhausted > 10 * max(fits, 1), source="spec §E.D.4"),
     ]
+
+
+def guests_completed(summary: dict) -> int:
+    """Guests whose program finished before the host's first OOM kill (the seed's count)."""
+    kills = [g["killed_at_s"] for g in summary["guests"] if g["killed_at_s"] is not None]
+    first_kill = min(kills) if kills else float("inf")
+    done = 0
+    for g in summary["guests"]:
+        t = g["threads"][0]["finished_s"] if g["threads"] else None
+        if t is not None and t <= first_kill and not g["threads"][0]["killed"]:
+            done += 1
+    return done
+
+
+def write_series(path: Path, series: dict[str, list[tuple[float, int]]]) -> None:
+    """One time column and one host-RSS column (bytes) per variant."""
+    names = list(series)
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(["time_s"] + [f"{n}_host_rss_bytes" for n in names])
+    for i, (t, _) in enumerate(series[names[0]]):
+        w.writerow([t] + [series[n][i][1] if i < len(series[n]) else "" for n in names])
+    write_text_atomic(path, out.getvalue())

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .. import api
 from .. import sweep as sweeps
 from ..results import load_run, write_text_atomic
 from ..store import Store
@@ -128,6 +129,52 @@ def sweep_knob(store: Store, name: str, base: dict[str, Any], axes: dict[str, li
     finally:
         if tmp is not None:
             tmp.cleanup()
+
+
+def ensure_many(store: Store, name: str, runs: Sequence[tuple[Mapping[str, Any], int]],
+                workers: int | None = None,
+                on_run: Callable[[str, str], None] | None = None) -> int:
+    """Make sure ``store`` holds a result of each (scenario, seed) of ``runs``, whatever their
+    structure: the missing ones go to the sweep machinery's process pool at once, in the order
+    given (longest first keeps the workers busy to the end), so that a reproduction's
+    situations, run one after another, then find every run of theirs in the store instead of
+    running them one at a time, and a sensitivity sweep given the same scenarios reuses
+    them. The keys are those :func:`reclaimlab.api.ensure_result` computes for the same dicts.
+    ``on_run(label, status)`` is told of each run it makes ("done" or "failed"); returns how
+    many it made."""
+    jobs, seen = [], set()
+    for scn, seed in runs:
+        src = api.scenario_source(scn)
+        resolved = api.resolved_scenario(src)
+        key = Store.key(resolved, int(seed))
+        if key in seen:
+            continue
+        seen.add(key)
+        job = sweeps.Job(len(jobs), {"name": scn.get("name", name)}, int(seed), src.text,
+                         src.name, base_dir=os.getcwd())
+        job.resolved, job.key = resolved, key
+        jobs.append(job)
+    if not jobs:
+        return 0
+    made = 0
+
+    def event(kind: str, *args: Any) -> None:
+        nonlocal made
+        if kind in ("done", "failed"):
+            made += 1
+            if on_run is not None:
+                on_run(args[0].label, kind)
+
+    with tempfile.TemporaryDirectory(prefix=f"reclaimlab-runs-{name}-") as d:
+        def run_all() -> None:
+            sweeps.execute(jobs, store, Path(d), ["name"], workers=workers, on_event=event)
+
+        if store.locked:
+            run_all()
+        else:
+            with store.writing(f"reclaimlab {name}"):
+                run_all()
+    return made
 
 
 def _value(v: Any) -> float:
