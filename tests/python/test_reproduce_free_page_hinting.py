@@ -76,6 +76,10 @@ def test_release_after_exit_and_its_pace_window(repro):
         exit_s = load_run(root / "exit" / v).summary["guests"][0]["threads"][0]["finished_s"]
         rel[v] = exp.release_times(exp.rss_series(root / "exit" / v), exit_s)
     assert checks["E.D.2.D4"]["measured"] == rel["D4"]["t_90"]
+    # D1 keeps the program's 4 GB: its RSS at the end above its RSS before the program.
+    d1 = [int(r["D1_host_rss_bytes"]) for r in rows if r["D1_host_rss_bytes"]]
+    assert checks["E.D.2.D1"]["measured"] == d1[-1] - d1[0]
+    assert checks["E.D.2.D1"]["figure"] == exp.PROGRAM_BYTES
     window = exp._exit_window(root / "exit" / "D4")
     assert checks["E.D.2.D4"]["band"] == list(window["window"])
     # D1's series in D4's place releases nothing; D4's in D1's place does not stay resident;
