@@ -130,10 +130,12 @@ def test_the_transcript_parser_keeps_the_slabinfo_and_the_fs_threads():
 
 
 def test_the_model_side_reads_its_meminfo_and_slabinfo_outputs():
-    meminfo = "MemTotal:         500000 kB\nSReclaimable:      61234 kB\nSUnreclaim:         789 kB\n"
+    meminfo = ("MemTotal:         500000 kB\nSReclaimable:      61234 kB\n"
+               "SUnreclaim:         789 kB\n")
+    tail = " : tunables 0 0 0 : slabdata 1 1 0\n"
     slabinfo = ("slabinfo - version: 2.1\n# name <active_objs> ...\n"
-                "dentry             40000  40020    192   21    1 : tunables 0 0 0 : slabdata 1 1 0\n"
-                "ext4_inode_cache   39000  39004   1176   13    4 : tunables 0 0 0 : slabdata 1 1 0\n")
+                "dentry             40000  40020    192   21    1" + tail
+                + "ext4_inode_cache   39000  39004   1176   13    4" + tail)
     got = fscount.simulated({"meminfo": meminfo, "slabinfo": slabinfo}, "ext4")
     assert got == {"SReclaimable": 61234, "SUnreclaim": 789, "slab dentry": 40000,
                    "slab ext4_inode_cache": 39000}
@@ -174,13 +176,14 @@ def test_an_fs_scenario_scores_the_shrinker_and_slab_rows_at_their_floors():
 
 def test_the_workload_program_creates_and_walks_as_the_model_does(tmp_path):
     binary = kernel.build_workload(tmp_path)
+    fsmark = "fsmark index={} threads={} files={} files_per_dir=100 file_size={} think_ns=0 rss={} "
     (tmp_path / "spec").write_text(
         "workload name=empty start_ns=0 duration_ns=0\n"
-        f"fsmark index=0 threads=2 files=250 files_per_dir=100 file_size=0 think_ns=0 rss=8192 root={tmp_path}\n"
-        f"fsmark index=1 threads=2 files=250 files_per_dir=100 file_size=0 think_ns=0 rss=0 root={tmp_path}\n"
-        "workload name=small start_ns=0 duration_ns=0\n"
-        f"fsmark index=0 threads=1 files=120 files_per_dir=100 file_size=5000 think_ns=0 rss=0 root={tmp_path}\n"
-        "workload name=walk start_ns=2000000000 duration_ns=0\n"
+        + fsmark.format(0, 2, 250, 0, 8192) + f"root={tmp_path}\n"
+        + fsmark.format(1, 2, 250, 0, 0) + f"root={tmp_path}\n"
+        + "workload name=small start_ns=0 duration_ns=0\n"
+        + fsmark.format(0, 1, 120, 5000, 0) + f"root={tmp_path}\n"
+        + "workload name=walk start_ns=2000000000 duration_ns=0\n"
         "stat index=0 threads=2 passes=3 think_ns=0\n"
         "stat index=1 threads=2 passes=3 think_ns=0\n"
     )

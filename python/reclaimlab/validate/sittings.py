@@ -133,8 +133,9 @@ def record_boot(sitting: Path, scenario: str, entry: dict) -> None:
 
 
 def finish(sitting: Path, root: Path, reps: int) -> list[str]:
-    """Mark the sitting complete when every scenario due in it has ``reps`` kept boots; the reasons it is not, otherwise (it stays partial, and the reference
-    stays the latest complete sitting)."""
+    """Mark the sitting complete when every scenario due in it has ``reps`` kept boots; the
+    reasons it is not, otherwise (it stays partial, and the reference stays the latest complete
+    sitting)."""
     rec = _record(sitting)
     rec.setdefault("scenarios", due(sitting, root))
     why = [f"{name}: no kept boots" for name in missing(sitting, root)]
