@@ -238,3 +238,32 @@ def test_a_new_sittings_record_lists_what_is_due_in_it(tmp_path):
         (new / "real" / f"{name}.json").write_text(json.dumps({"reps": [{}] * 5}))
     assert sittings.finish(new, tmp_path, 5) == []
     assert sittings.reference(tmp_path) == new
+
+
+def test_the_profile_gives_the_filesystem_and_the_walker_their_costs(tmp_path):
+    from reclaimlab.validate import profile
+
+    prof = profile.load(VALIDATION / "profiles" / "debian-6.1-tcg.toml")
+    slowdown = prof["profile"]["slowdown"]
+    xfs = spec.load(PREDICT / "xfs-create-walk-100.toml").document
+    merged = profile.merge(xfs, prof, "xfs")
+    # Native 20 us a create, 1 us a cached lookup, times the slowdown; the disk's request.
+    assert spec.duration_ns(merged["fs"]["create_cost"]) == pytest.approx(20e3 * slowdown, abs=1)
+    assert merged["fs"]["io_latency"] == prof["disk"]["read_latency"]
+    assert merged["fs"]["type"] == "xfs" and merged["fs"]["ags"] == 4
+    walk = next(w for w in merged["workload"] if "stat" in w)
+    assert spec.duration_ns(walk["stat"]["hit_cost"]) == pytest.approx(1e3 * slowdown, abs=1)
+    # No filesystem is made for a scenario without one.
+    assert "fs" not in profile.merge(spec.load(PREDICT / "mix.toml").document, prof, "mix")
+    # The baseline drops them with the other costs; a speed factor scales them.
+    base = profile.without_costs(merged)
+    assert set(base["fs"]) == {"type", "ags"} and "hit_cost" not in next(
+        w for w in base["workload"] if "stat" in w)["stat"]
+    fast = profile.scaled(prof, 0.5, tmp_path)
+    assert spec.duration_ns(fast["fs"]["create_cost"]) == pytest.approx(
+        spec.duration_ns(prof["fs"]["create_cost"]) / 2, abs=1)
+    assert spec.duration_ns(fast["stat"]["hit_cost"]) == pytest.approx(
+        spec.duration_ns(prof["stat"]["hit_cost"]) / 2, abs=1)
+    # A scenario that sets one of them itself is refused.
+    with pytest.raises(Exception, match=r"\[fs\] create_cost is set by the scenario"):
+        profile.merge(xfs | {"fs": xfs["fs"] | {"create_cost": "1us"}}, prof, "xfs")
