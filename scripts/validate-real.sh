@@ -34,6 +34,8 @@ if [ -e "$SITTING/sitting.json" ]; then
     exit 2
 fi
 mkdir -p "$SITTING/real"
+# The record first: every calibration and prediction scenario is due in this sitting.
+.venv/bin/python scripts/validate-sitting.py "$SITTING" --begin
 .venv/bin/reclaimlab validate --boot --sitting "$SITTING" --accel "$ACCEL" --reps "$REPS" \
     "${scenarios[@]}" >/dev/null
 for f in "${scenarios[@]}"; do

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # What `reclaimlab validate --boot` needs on the host, installed with apt-get when missing:
-# QEMU (qemu-system-x86), a static busybox for the guest's initramfs, mkfs.ext4 for the data
-# disk, and gcc with a static libc for the workload program. The kernel itself is fetched by
+# QEMU (qemu-system-x86), a static busybox for the guest's initramfs, mkfs.ext4 and mkfs.xfs
+# for the data disk (a fresh ext4 or XFS image each boot), and gcc with a static libc for the workload program. The kernel itself is fetched by
 # the harness (`apt-get download`, unpacked into .cache/validate/, never installed).
 # Not part of CI: the tests never boot a guest.
 set -euo pipefail
@@ -11,6 +11,7 @@ need=()
 command -v qemu-system-x86_64 >/dev/null 2>&1 || need+=(qemu-system-x86)
 [ -x /bin/busybox ] && ! ldd /bin/busybox >/dev/null 2>&1 || need+=(busybox-static)
 command -v mkfs.ext4 >/dev/null 2>&1 || need+=(e2fsprogs)
+command -v mkfs.xfs >/dev/null 2>&1 || need+=(xfsprogs)
 command -v gcc >/dev/null 2>&1 || need+=(gcc)
 [ -f /usr/lib/x86_64-linux-gnu/libc.a ] || need+=(libc6-dev)
 command -v dpkg-deb >/dev/null 2>&1 || need+=(dpkg)

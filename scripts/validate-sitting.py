@@ -1,8 +1,10 @@
 """Close a sitting (scripts/validate-real.sh's last step): mark validation/sittings/<date>/
-complete when every calibration and prediction scenario has REPS kept boots in it, else say why
-it is partial (docs/VALIDATION.md, "Protocol"). A partial sitting never becomes the reference.
+complete when every scenario due in it has REPS kept boots, else say why it is partial
+(docs/VALIDATION.md, "Protocol"). A partial sitting never becomes the reference. With --begin
+(the script's first step): start the sitting's record, every calibration and prediction
+scenario due in it.
 
-Usage: .venv/bin/python scripts/validate-sitting.py SITTING_DIR [--reps N]
+Usage: .venv/bin/python scripts/validate-sitting.py SITTING_DIR [--reps N] [--begin]
 """
 
 from __future__ import annotations
@@ -21,7 +23,12 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("sitting", type=Path)
     p.add_argument("--reps", type=int, default=5)
+    p.add_argument("--begin", action="store_true", help="start the record: what is due")
     args = p.parse_args()
+    if args.begin:
+        due = sittings.begin(args.sitting)
+        print(f"{args.sitting}: {len(due)} scenarios due: {', '.join(due)}")
+        return 0
     if not args.sitting.is_dir():
         print(f"validate-sitting: {args.sitting}: no such sitting directory", file=sys.stderr)
         return 2

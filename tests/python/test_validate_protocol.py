@@ -36,7 +36,11 @@ def test_the_roles_are_the_pre_registered_ones():
     roles = {p.stem: sittings.role(p) for p in sittings.scenarios(VALIDATION)}
     assert roles == {"anon-seq-reread": "calibration", "file-stream": "calibration",
                      "anon-random": "prediction", "file-write": "prediction",
-                     "mix": "prediction", "thp-fault": "prediction"}
+                     "mix": "prediction", "thp-fault": "prediction",
+                     # Added on 2026-11-29 ("Filesystem and machine-size scenarios").
+                     "mix-1g": "prediction", "mix-2g": "prediction",
+                     **{f"{fs}-create-walk-{p}": "prediction" for fs in ("xfs", "ext4")
+                        for p in (100, 200, 500)}}
 
 
 def test_no_calibration_or_prediction_scenario_carries_costs_of_its_own():
@@ -172,6 +176,10 @@ def test_validate_all_headlines_the_prediction_score_at_its_floor(validate_all):
     scores = data["scores"]
     pred = scores["prediction"]
     assert pred["scenarios"] == ["anon-random", "file-write", "mix", "thp-fault"]
+    # The scenarios added since the reference sitting are listed, in no score.
+    assert data["not_yet_sat"] == sorted(
+        ["mix-1g", "mix-2g"] + [f"{fs}-create-walk-{p}" for fs in ("ext4", "xfs")
+                                for p in (100, 200, 500)])
     assert pred["within"] >= PREDICTION_FLOOR and pred["compared"] >= 60
     assert scores["calibration"]["scenarios"] == ["anon-seq-reread", "file-stream"]
     # The baseline is the prediction scenarios again, with no costs at all.

@@ -20,7 +20,9 @@ freed page     both: kswapd's batches of freed pages    scan_unmapped + free_pag
 =============  =======================================  ========================================
 
 The guest's slowdown is the geometric mean of measured over native over those six; every key
-no figure covers is its native default times it. `unmap` (native 0) takes what the swapped
+no figure covers is its native default times it, the filesystem's CPU costs (`[fs]`, and the
+metadata walker's `hit_cost`, `[stat]`) included, and the filesystem's device waits
+(`io_latency`, `logforce_latency`) are the data disk's measured request latency. `unmap` (native 0) takes what the swapped
 page leaves after `scan_mapped` and `swapout_submit`. The race's two figures (`readahead_alloc`
 from the file scenario, `balance_start` from both, their geometric mean), the devices' request
 latencies (the swap disk's from the anonymous scenario, the data disk's from the file one) and
@@ -47,6 +49,13 @@ PAGE = 4096
 # among them: the measured samples replace it.
 UNMEASURED = ("anon_touch", "file_write", "swapout_submit", "slowpath", "compact_scan",
               "migrate_page", "balance_iteration")
+# The filesystem's ([fs]) CPU costs and the metadata walker's ([workload.stat]) cost of a
+# cached lookup: no boot measures them, native times the slowdown. The filesystem's waits on
+# its device: the data disk's measured request latency.
+FS_CPU = ("create_cost", "flush_cluster_cost", "dentry_scan_cost", "inode_scan_cost",
+          "free_object_cost")
+FS_WAITS = ("io_latency", "logforce_latency")
+STAT_CPU = ("hit_cost",)
 
 
 @dataclass
@@ -58,6 +67,8 @@ class Calibration:
     slowdown: float
     cost: dict[str, float] = field(default_factory=dict)
     devices: dict[str, float] = field(default_factory=dict)
+    #: `fs.<key>` and `stat.<key>`: the filesystem's and the walker's, in microseconds.
+    fs: dict[str, float] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict)
     figures: dict[str, tuple[float, float]] = field(default_factory=dict)
     samples: list[float] = field(default_factory=list)
@@ -86,6 +97,16 @@ def _native(spec: GuestSpec) -> dict[str, float]:
     resolved = tomllib.loads(api.show_defaults(spec.path))
     return {k: duration_ns(v) / 1e3 for k, v in resolved["cost"].items()
             if k != "wakeup_latency_samples"}
+
+
+def _fs_native() -> dict[str, float]:
+    """The simulator's native [fs] and [workload.stat] costs, in microseconds, `fs.<key>` and
+    `stat.<key>` (the defaults of a scenario with a filesystem and a walker)."""
+    resolved = tomllib.loads(api.show_defaults(
+        {"fs": {}, "workload": [{"name": "c", "fsmark": {}}, {"name": "w", "stat": {}}]}))
+    out = {f"fs.{k}": duration_ns(resolved["fs"][k]) / 1e3 for k in FS_CPU + FS_WAITS}
+    stat = resolved["workload"][1]["stat"]
+    return out | {f"stat.{k}": duration_ns(stat[k]) / 1e3 for k in STAT_CPU}
 
 
 def _need(value: float | None, what: str, spec: GuestSpec) -> float:
@@ -174,6 +195,13 @@ def derive(specs: list[GuestSpec]) -> Calibration:
         got = (ba if kind == "anon" else bf).get(key)
         c.devices[key] = _need(got, f"the {key.replace('.', ' ')}", s)
         src[key] = f"{s.name}: the median request less its transfer"
+    fs_native = _fs_native()
+    for k in [f"fs.{x}" for x in FS_CPU] + [f"stat.{x}" for x in STAT_CPU]:
+        c.fs[k] = fs_native[k] * slowdown
+        src[k] = f"not measured: native {fs_native[k]:g} us times the slowdown {slowdown:.2f}"
+    for k in FS_WAITS:
+        c.fs[f"fs.{k}"] = c.devices["disk.read_latency"]
+        src[f"fs.{k}"] = f"the data disk's request: [disk] read_latency ({file.name})"
     for s in (anon, file):
         c.samples += [w for r in reps["anon" if s is anon else "file"]
                       for w in r.get("kswapd_wakeup_us", [])]
@@ -221,6 +249,12 @@ def render(c: Calibration, out: Path) -> tuple[str, str]:
         lines += ["", f"[{section}]"]
         for k in keys:
             lines += [f"# {c.sources[k]}", f'{k.split(".", 1)[1]} = "{_ns(c.devices[k])}"']
+    heads = {"fs": "# The filesystem's, for a scenario with [fs]",
+             "stat": "# The metadata walker's, for each [workload.stat]"}
+    for section, head in heads.items():
+        lines += ["", f"[{section}]", head]
+        for k in sorted(x for x in c.fs if x.startswith(section + ".")):
+            lines += [f"# {c.sources[k]}", f'{k.split(".", 1)[1]} = "{_ns(c.fs[k])}"']
     text = "\n".join(lines) + "\n"
     lat = c.samples
     samples = {
@@ -249,7 +283,7 @@ def profile_values(path: Path) -> dict[str, float]:
     doc = profile.load(path)
     out = {k: duration_ns(v) / 1e3 for k, v in doc.get("cost", {}).items()
            if k != "wakeup_latency_samples"}
-    for section in ("swap", "disk"):
+    for section in ("swap", "disk", "fs", "stat"):
         out |= {f"{section}.{k}": duration_ns(v) / 1e3 for k, v in doc.get(section, {}).items()}
     return out
 

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import api
+from . import fscount
 from . import profile as guest_profile
 from .spec import GuestSpec
 
@@ -353,7 +354,12 @@ def simulate(
     (deterministic: same inputs, same numbers)."""
     scenario = kept_sim_scenario(spec, kept, profile, baseline)
     results = [api.run(scenario, seed=s) for s in range(1, seeds + 1)]
-    return [r.vmstat for r in results], [r.summary["sim_time_ns"] / 1e9 for r in results]
+    counters = [dict(r.vmstat) for r in results]
+    if spec.fs_type is not None:
+        # The filesystem's slab at the end of the run, beside the vmstat counters.
+        for c, r in zip(counters, results):
+            c.update(fscount.simulated(r.extra_files, spec.fs_type))
+    return counters, [r.summary["sim_time_ns"] / 1e9 for r in results]
 
 
 def compare(
@@ -396,6 +402,8 @@ def build(spec: GuestSpec, kept: dict[str, Any], sims: list[dict[str, int]]) -> 
         if all(c in d for d in deltas) and all(c in s for s in sims):
             row_floor = EVENT_FLOOR if c in EVENT_COUNTERS else floor
             rows.append(make_row(c, [d[c] for d in deltas], [s[c] for s in sims], row_floor))
+    if spec.fs_type is not None:
+        rows += _fs_rows(spec.fs_type, kept, deltas, sims, floor)
     not_modelled = []
     for c in BACKGROUND:
         if all(c in d for d in deltas):
@@ -412,6 +420,8 @@ def build(spec: GuestSpec, kept: dict[str, Any], sims: list[dict[str, int]]) -> 
         if m != 0:
             not_modelled.append((c, m, "the workload program's own faults (start-up, I/O buffer)"))
     for c, why in NOT_MODELLED.items():
+        if spec.fs_type is not None and c in fscount.VMSTAT:
+            continue  # compared above
         if all(c in d for d in deltas):
             m = mean([d[c] for d in deltas])
             if m != 0:
@@ -422,3 +432,24 @@ def build(spec: GuestSpec, kept: dict[str, Any], sims: list[dict[str, int]]) -> 
         zones = zone_layout(zpath.read_text())
     limits = list(GENERAL_LIMITS) + [x for x in spec.not_mirrored if x not in GENERAL_LIMITS]
     return Comparison(spec.name, len(deltas), len(sims), kept, rows, not_modelled, limits, zones)
+
+
+def _fs_rows(
+    fs_type: str, kept: dict[str, Any], deltas: list[dict[str, int]], sims: list[dict[str, int]],
+    floor: float,
+) -> list[Row]:
+    """The rows a scenario with [fs] adds (validate/fscount.py): the shrinker's vmstat
+    counters at the event floor, SReclaimable and SUnreclaim (kB) at the page floor in kB, the
+    dentry and inode caches' objects at the event floor. Rows the boots lack are left out."""
+    rows = []
+    for c in fscount.VMSTAT:
+        if all(c in d for d in deltas) and all(c in s for s in sims):
+            rows.append(make_row(c, [d[c] for d in deltas], [s[c] for s in sims], EVENT_FLOOR))
+    real = [fscount.real(rep, fs_type) for rep in kept["reps"]]
+    if any(r is None for r in real):
+        return rows
+    for c in fscount.rows(fs_type):
+        row_floor = 4 * floor if c in fscount.MEMINFO else EVENT_FLOOR
+        rows.append(make_row(c, [r[c] for r in real if r is not None], [s.get(c, 0) for s in sims],
+                             row_floor))
+    return rows

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import initramfs, kernel, ktrace
+from . import fscount, initramfs, kernel, ktrace
 from .errors import ValidateError
 from .spec import GuestSpec
 
@@ -91,8 +91,14 @@ def parse_workload(text: str) -> dict[str, Any]:
     """The workload program's `result ...` lines (elapsed time and each process's end) and its
     `vmstat NAME VALUE` lines (the counters as the last workload ended; absent from boots of
     programs older than them)."""
-    out: dict[str, Any] = {"elapsed_ns": None, "workloads": [], "vmstat_end": {}}
+    out: dict[str, Any] = {"elapsed_ns": None, "workloads": [], "vmstat_end": {}, "fs": []}
     for line in text.splitlines():
+        if line.startswith("fs "):
+            # A creator's or walker's end: what it created, or its passes and lookups.
+            fields = dict(f.split("=", 1) for f in line.split()[1:] if "=" in f)
+            out["fs"].append({k: v if k == "workload" else int(v) for k, v in fields.items()
+                              if k == "workload" or v.isdigit()})
+            continue
         if line.startswith("vmstat "):
             fields = line.split()
             if len(fields) == 3 and fields[2].lstrip("-").isdigit():
@@ -173,6 +179,13 @@ def rep_from_transcript(text: str, source: str) -> dict[str, Any]:
         "meminfo_after": parse_meminfo(t.sections["meminfo after"]),
         "zoneinfo_before": t.sections["zoneinfo before"],
     } | ({"vmstat_end": work["vmstat_end"]} if work["vmstat_end"] else {}) | (
+        {"fs_threads": work["fs"]} if work["fs"] else {}
+    ) | (
+        {"slabinfo_before": fscount.parse_slabinfo(t.sections["slabinfo before"]),
+         "slabinfo_after": fscount.parse_slabinfo(t.sections["slabinfo after"])}
+        if "slabinfo before" in t.sections and "slabinfo after" in t.sections
+        else {}
+    ) | (
         {
             "kswapd_wakeup_us": kswapd_wakeup_latencies(t.sections["sched"]),
             "kswapd_wait_us": ktrace.wakeup_to_balance_us(t.sections["sched"]),
@@ -193,8 +206,9 @@ def _settings(text: str) -> dict[str, str]:
 
 
 def _make_disks(spec: GuestSpec, work: Path) -> tuple[Path, Path]:
-    """A raw swap image of the scenario's size (mkswap runs in the guest) and a raw ext4 data
-    image made here with mkfs.ext4. Both sparse: only what the guest writes takes host disk."""
+    """A raw swap image of the scenario's size (mkswap runs in the guest) and a fresh raw data
+    image made here with mkfs.ext4, or mkfs.xfs for an XFS scenario. Both sparse: only what the
+    guest writes takes host disk."""
     swap = work / "swap.img"
     data = work / "data.img"
     if spec.swap_bytes:
@@ -204,8 +218,14 @@ def _make_disks(spec: GuestSpec, work: Path) -> tuple[Path, Path]:
         # The guest still gets a tiny vda, so the device names stay put; mkswap on 64 KiB
         # fails, so scenarios without swap are refused earlier (see boot()).
         raise ValidateError(f"{spec.path}: [swap] size is 0; the guest needs a swap disk", 2)
+    data.unlink(missing_ok=True)  # fresh: no block of an earlier boot's filesystem
     with open(data, "wb") as f:
         f.truncate(spec.data_bytes)
+    if spec.fs_type == "xfs":
+        mkfs = kernel.require("mkfs.xfs", "xfsprogs")
+        # mkfs.xfs's defaults (what a user gets); -f: the image is new, nothing to protect.
+        kernel.run_tool([mkfs, "-q", "-f", str(data)], "mkfs.xfs on the data image", 300)
+        return swap, data
     mkfs = kernel.require("mkfs.ext4", "e2fsprogs")
     # Inode tables and journal written now, so ext4lazyinit does not write during the run.
     kernel.run_tool(

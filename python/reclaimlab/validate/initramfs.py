@@ -19,6 +19,14 @@ from .spec import DATA_MOUNT, GuestSpec
 # crc32c implementation its checksums ask the crypto API for (a soft dependency, which
 # modinfo's `depends=` does not list).
 ROOT_MODULES = ("virtio_pci", "virtio_blk", "crc32c_generic", "ext4")
+# An XFS data disk ([fs] type = "xfs") needs xfs too (its own crc32c comes through libcrc32c).
+FS_MODULES = {"xfs": ("xfs",), "ext4": ()}
+
+
+def roots_for(spec: GuestSpec) -> tuple[str, ...]:
+    """The modules ``spec``'s guest loads: the disks' and ext4's, and xfs for an XFS scenario
+    only (a scenario without it boots the same kernel memory as before)."""
+    return ROOT_MODULES + FS_MODULES.get(spec.fs_type or "ext4", ())
 
 # Section markers on the serial console; guest.py's parser looks for exactly these.
 MARK = "@@reclaimlab"
@@ -78,6 +86,7 @@ def init_script(spec: GuestSpec, modules: list[str], seed: int, all_tasks: bool 
         "> $T/events/sched/sched_switch/filter\n"
     )
     thp = "madvise" if spec.thp else "never"
+    fstype = spec.fs_type or "ext4"
     sysctl_lines = "\n".join(
         f"echo '{value}' > /proc/sys/vm/{key} || fail 'sysctl vm.{key}={value}'"
         for key, value in spec.sysctls.items()
@@ -98,6 +107,7 @@ snapshot() {{
     section "meminfo $1" /proc/meminfo
     section "zoneinfo $1" /proc/zoneinfo
     section "pagetypeinfo $1" /proc/pagetypeinfo
+    section "slabinfo $1" /proc/slabinfo
 }}
 
 {insmods}
@@ -117,7 +127,7 @@ echo {thp} > /sys/kernel/mm/transparent_hugepage/enabled || fail 'could not set 
 
 mkswap /dev/vda >/dev/null || fail 'mkswap /dev/vda'
 swapon /dev/vda || fail 'swapon /dev/vda'
-mount -t ext4 -o noatime /dev/vdb {DATA_MOUNT} || fail 'mount /dev/vdb (ext4)'
+mount -t {fstype} -o noatime /dev/vdb {DATA_MOUNT} || fail 'mount /dev/vdb ({fstype})'
 
 /reclaimlab-workload prepare /workload.spec || fail 'workload prepare'
 sync
@@ -222,7 +232,7 @@ def build(
     all_tasks: bool = False,
 ) -> Path:
     """Write the initramfs for one boot of ``spec`` to ``out``."""
-    kos = module_order(modules_dir)
+    kos = module_order(modules_dir, roots_for(spec))
     archive = Cpio()
     for d in ("bin", "lib", "lib/modules"):
         archive.directory(d)

@@ -1,8 +1,9 @@
 """A guest profile: the one set of costs of a guest (docs/VALIDATION.md, "Protocol").
 
 ``validation/profiles/<name>.toml`` holds the `[cost]` section, the device latencies (`[swap]`
-and `[disk]` `read_latency`, `write_latency`) and the kswapd wake-up latency samples of one
-guest, written by ``scripts/validate-calibrate.py`` (validate/calibrate.py) from the
+and `[disk]` `read_latency`, `write_latency`), the filesystem's costs and device waits (`[fs]`,
+for a scenario with a filesystem), the metadata walker's cost (`[stat]`, for each
+`[workload.stat]`) and the kswapd wake-up latency samples of one guest, written by ``scripts/validate-calibrate.py`` (validate/calibrate.py) from the
 calibration scenarios' boots. ``reclaimlab validate`` merges it into each calibration and
 prediction scenario before simulating (``--profile``); a scenario that sets one of its keys
 itself is refused, so no scenario can carry a cost of its own.
@@ -20,9 +21,15 @@ from .spec import duration_ns
 
 DEFAULT_NAME = "debian-6.1-tcg"
 # The sections a profile may set, and within [swap] and [disk] the keys it may set (the
-# devices' shape, size, rotational, max_request, stays the scenario's).
-SECTIONS = ("cost", "swap", "disk")
+# devices' shape, size, rotational, max_request, stays the scenario's). [fs] holds the
+# filesystem's costs and device waits, merged into a scenario with a filesystem only; [stat]
+# the metadata walker's, merged into each [workload.stat].
+SECTIONS = ("cost", "swap", "disk", "fs", "stat")
 DEVICE_KEYS = ("read_latency", "write_latency")
+FS_KEYS = ("create_cost", "flush_cluster_cost", "dentry_scan_cost", "inode_scan_cost",
+           "free_object_cost", "io_latency", "logforce_latency")
+STAT_KEYS = ("hit_cost",)
+ALLOWED = {"swap": DEVICE_KEYS, "disk": DEVICE_KEYS, "fs": FS_KEYS, "stat": STAT_KEYS}
 
 
 def default_path(validation_root: Path) -> Path:
@@ -48,10 +55,10 @@ def load(path: Path) -> dict[str, Any]:
             raise ValidateError(f"{path}: [{section}] is not a profile section "
                                 f"(only [profile], {', '.join(f'[{s}]' for s in SECTIONS)})")
         if section != "cost":
-            extra = sorted(set(table) - set(DEVICE_KEYS))
+            extra = sorted(set(table) - set(ALLOWED[section]))
             if extra:
                 raise ValidateError(f"{path}: [{section}] {extra[0]} is the scenario's, not the "
-                                    f"profile's (a profile sets {', '.join(DEVICE_KEYS)})")
+                                    f"profile's (a profile sets {', '.join(ALLOWED[section])})")
     cost = doc.get("cost", {})
     samples = cost.get("wakeup_latency_samples")
     if isinstance(samples, str):
@@ -71,20 +78,29 @@ def merge(scenario: dict[str, Any], profile: dict[str, Any], where: str) -> dict
     """``scenario`` (a parsed scenario table) with ``profile``'s sections merged in; a
     ValidateError when the scenario sets a key the profile holds (``where`` names it)."""
     out = {k: (dict(v) if isinstance(v, dict) else v) for k, v in scenario.items()}
+
+    def take(mine: dict[str, Any], theirs: dict[str, Any], name: str) -> dict[str, Any]:
+        clash = sorted(set(mine) & set(theirs))
+        if clash:
+            raise ValidateError(
+                f"{where}: [{name}] {clash[0]} is set by the scenario and by the profile "
+                f"{profile['profile'].get('path', '')}; a scenario taking a profile leaves "
+                "its costs and device latencies to it (remove the key)"
+            )
+        return mine | theirs
+
     for section in SECTIONS:
         theirs = profile.get(section)
         if not theirs:
             continue
-        mine = dict(out.get(section, {}))
-        clash = sorted(set(mine) & set(theirs))
-        if clash:
-            raise ValidateError(
-                f"{where}: [{section}] {clash[0]} is set by the scenario and by the profile "
-                f"{profile['profile'].get('path', '')}; a scenario taking a profile leaves "
-                "its costs and device latencies to it (remove the key)"
-            )
-        mine.update(theirs)
-        out[section] = mine
+        if section == "stat":
+            out["workload"] = [
+                w | {"stat": take(dict(w["stat"]), theirs, "workload.stat")} if "stat" in w else w
+                for w in out.get("workload", [])]
+            continue
+        if section == "fs" and "fs" not in out:
+            continue  # no filesystem: none is made for the profile's sake
+        out[section] = take(dict(out.get(section, {})), theirs, section)
     return out
 
 
@@ -93,9 +109,13 @@ def without_costs(scenario: dict[str, Any]) -> dict[str, Any]:
     native costs (docs/VALIDATION.md, "Protocol")."""
     out = {k: (dict(v) if isinstance(v, dict) else v) for k, v in scenario.items()
            if k != "cost"}
-    for section in ("swap", "disk"):
+    for section in ("swap", "disk", "fs"):
         if section in out:
-            out[section] = {k: v for k, v in out[section].items() if k not in DEVICE_KEYS}
+            out[section] = {k: v for k, v in out[section].items() if k not in ALLOWED[section]}
+    if "workload" in out:
+        out["workload"] = [
+            w | {"stat": {k: v for k, v in w["stat"].items() if k not in STAT_KEYS}}
+            if "stat" in w else w for w in out["workload"]]
     return out
 
 

@@ -165,11 +165,12 @@ def scores(cs: Sequence[Comparison], baseline: Sequence[Comparison] = ()) -> dic
     return out
 
 
-def as_json(cs: Sequence[Comparison], baseline: Sequence[Comparison] = ()) -> str:
-    if len(cs) == 1 and not baseline:
+def as_json(cs: Sequence[Comparison], baseline: Sequence[Comparison] = (),
+            not_sat: Sequence[str] = ()) -> str:
+    if len(cs) == 1 and not baseline and not not_sat:
         return json.dumps(cs[0].as_json(), indent=1) + "\n"
     data = {"scores": scores(cs, baseline), "scenarios": [c.as_json() for c in cs],
-            "baseline": [c.as_json() for c in baseline]}
+            "baseline": [c.as_json() for c in baseline], "not_yet_sat": list(not_sat)}
     return json.dumps(data, indent=1) + "\n"
 
 
@@ -200,14 +201,22 @@ def _frac(s: dict[str, Any]) -> str:
     return f"{s['within']} of {s['compared']} within [{LOW}, {HIGH}]{pct}"
 
 
-def overall(cs: Sequence[Comparison], baseline: Sequence[Comparison] = ()) -> str:
+def _not_sat(not_sat: Sequence[str]) -> list[str]:
+    if not not_sat:
+        return []
+    return [f"not yet sat (no kept boots in the sitting; in no score): {', '.join(not_sat)}"]
+
+
+def overall(cs: Sequence[Comparison], baseline: Sequence[Comparison] = (),
+            not_sat: Sequence[str] = ()) -> str:
     """The scores over the scenarios' scored counters together: the prediction score first
-    when there are prediction scenarios, else the overall score."""
+    when there are prediction scenarios, else the overall score; then the scenarios not yet
+    sat, listed."""
     s = scores(cs, baseline)
     if "prediction" not in s:
-        return (f"overall score: {_frac(s['overall'])} over {len(cs)} scenarios"
-                + _unresolved(s["overall"]["compared"] - s["overall"]["within"],
-                              sum(c.unresolved for c in cs)))
+        return "\n".join([f"overall score: {_frac(s['overall'])} over {len(cs)} scenarios"
+                          + _unresolved(s["overall"]["compared"] - s["overall"]["within"],
+                                        sum(c.unresolved for c in cs))] + _not_sat(not_sat))
     pred = [c for c in cs if c.role == "prediction"]
     p = s["prediction"]
     lines = [f"prediction score: {_frac(p)} over {len(pred)} prediction scenarios"
@@ -220,14 +229,16 @@ def overall(cs: Sequence[Comparison], baseline: Sequence[Comparison] = ()) -> st
         lines.append(f"calibration score (in-sample): {_frac(s['calibration'])}")
     if "other" in s:
         lines.append(f"other scenarios: {_frac(s['other'])}")
-    return "\n".join(lines)
+    return "\n".join(lines + _not_sat(not_sat))
 
 
-def doc_body(cs: Sequence[Comparison], baseline: Sequence[Comparison] = ()) -> str:
-    """The generated part of docs/VALIDATION.md, markers included: the scores, the summary,
-    each scenario's table (calibration and prediction apart), and the baseline's summary."""
+def doc_body(cs: Sequence[Comparison], baseline: Sequence[Comparison] = (),
+             not_sat: Sequence[str] = ()) -> str:
+    """The generated part of docs/VALIDATION.md, markers included: the scores, the scenarios
+    not yet sat, the summary, each scenario's table (calibration and prediction apart), and the
+    baseline's summary."""
     body = [DOC_BEGIN, ""]
-    body += [f"**{line}**  " for line in overall(cs, baseline).split("\n")]
+    body += [f"**{line}**  " for line in overall(cs, baseline, not_sat).split("\n")]
     body[-1] = body[-1].rstrip()
     body += ["", summary_table(cs).rstrip("\n"), ""]
     if baseline:
@@ -256,7 +267,8 @@ def generated_part(path: Path) -> str:
     return DOC_BEGIN + inner + DOC_END
 
 
-def write_doc(path: Path, cs: Sequence[Comparison], baseline: Sequence[Comparison] = ()) -> None:
+def write_doc(path: Path, cs: Sequence[Comparison], baseline: Sequence[Comparison] = (),
+              not_sat: Sequence[str] = ()) -> None:
     """Replace the generated part of ``path`` (between the validate markers) with
     :func:`doc_body`."""
     if not path.is_file():
@@ -266,7 +278,7 @@ def write_doc(path: Path, cs: Sequence[Comparison], baseline: Sequence[Compariso
         raise ValidateError(f"{path}: no `{DOC_BEGIN}` ... `{DOC_END}` markers to write between")
     head, _, rest = doc.partition(DOC_BEGIN)
     _, _, tail = rest.partition(DOC_END)
-    path.write_text(head + doc_body(cs, baseline) + tail)
+    path.write_text(head + doc_body(cs, baseline, not_sat) + tail)
 
 
 BALLOON_BEGIN = (

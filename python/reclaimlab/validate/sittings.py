@@ -18,8 +18,13 @@ from pathlib import Path
 from .errors import ValidateError
 
 ROLES = {"calibrate": "calibration", "predict": "prediction"}
-# A sitting's record of its boots (scripts/validate-real.sh): start times, aborted boots.
+# A sitting's record of its boots (scripts/validate-real.sh): start times, aborted boots, and
+# the scenarios due in it (every calibration and prediction scenario when it began).
 RECORD = "sitting.json"
+# The scenarios due in a sitting kept from before sittings recorded theirs: the six of the
+# protocol's table (docs/VALIDATION.md, "Protocol"). A scenario added since is not due in it.
+DUE_BEFORE_RECORDS = ("anon-seq-reread", "file-stream", "anon-random", "file-write", "mix",
+                      "thp-fault")
 
 
 def role(scenario: Path) -> str | None:
@@ -37,14 +42,37 @@ def scenarios(root: Path) -> list[Path]:
     return [p for d in ROLES for p in sorted((root / d).glob("*.toml"))]
 
 
+def due(sitting: Path, root: Path) -> list[str]:
+    """The scenarios due in ``sitting``: those its record lists, for a sitting kept from before
+    records listed them DUE_BEFORE_RECORDS, and for one not begun yet every calibration and
+    prediction scenario under ``root``."""
+    record = sitting / RECORD
+    if record.is_file():
+        listed = json.loads(record.read_text()).get("scenarios")
+        if listed is not None:
+            return list(listed)
+    if (sitting / "real").is_dir():
+        return list(DUE_BEFORE_RECORDS)
+    return [p.stem for p in scenarios(root)]
+
+
 def missing(sitting: Path, root: Path) -> list[str]:
-    """The calibration and prediction scenarios ``sitting`` has no kept boots of."""
-    return [p.stem for p in scenarios(root) if not (sitting / "real" / f"{p.stem}.json").is_file()]
+    """The scenarios due in ``sitting`` that it has no kept boots of."""
+    return [n for n in due(sitting, root) if not (sitting / "real" / f"{n}.json").is_file()]
+
+
+def not_yet_sat(scenario: Path, sitting: Path) -> bool:
+    """Whether ``scenario`` (a calibration or prediction scenario) was not due in ``sitting``
+    and has no kept boots there: added after the sitting, it is listed, not scored."""
+    root = validation_root(scenario)
+    return (role(scenario) is not None
+            and not (sitting / "real" / f"{scenario.stem}.json").is_file()
+            and scenario.stem not in due(sitting, root))
 
 
 def is_complete(sitting: Path, root: Path) -> bool:
-    """Every calibration and prediction scenario kept, and the sitting's own record (when it
-    has one) does not call it partial."""
+    """Every scenario due in it kept, and the sitting's own record (when it has one) does not
+    call it partial."""
     record = sitting / RECORD
     if record.is_file() and not json.loads(record.read_text()).get("complete", False):
         return False
@@ -76,8 +104,22 @@ def real_dir(scenario: Path, sitting: Path | None = None) -> Path:
 
 
 def _record(sitting: Path) -> dict:
+    """The sitting's record; a new one lists every calibration and prediction scenario as due
+    (a sitting is under validation/sittings/)."""
     path = sitting / RECORD
-    return json.loads(path.read_text()) if path.is_file() else {"complete": False, "boots": []}
+    if path.is_file():
+        return json.loads(path.read_text())
+    root = sitting.resolve().parent.parent
+    return {"complete": False, "scenarios": [p.stem for p in scenarios(root)], "boots": []}
+
+
+def begin(sitting: Path) -> list[str]:
+    """Start a sitting's record before its first boot: every calibration and prediction
+    scenario is due in it (the scenarios added later are not). Returns them."""
+    rec = _record(sitting)
+    sitting.mkdir(parents=True, exist_ok=True)
+    (sitting / RECORD).write_text(json.dumps(rec, indent=1) + "\n")
+    return rec["scenarios"]
 
 
 def record_boot(sitting: Path, scenario: str, entry: dict) -> None:
@@ -91,17 +133,18 @@ def record_boot(sitting: Path, scenario: str, entry: dict) -> None:
 
 
 def finish(sitting: Path, root: Path, reps: int) -> list[str]:
-    """Mark the sitting complete when every calibration and prediction scenario has ``reps``
-    kept boots in it; the reasons it is not, otherwise (it stays partial, and the reference
-    stays the latest complete sitting)."""
+    """Mark the sitting complete when every scenario due in it has ``reps`` kept boots; the
+    reasons it is not, otherwise (it stays partial, and the reference stays the latest complete
+    sitting)."""
     rec = _record(sitting)
+    rec.setdefault("scenarios", due(sitting, root))
     why = [f"{name}: no kept boots" for name in missing(sitting, root)]
-    for p in scenarios(root):
-        kept = sitting / "real" / f"{p.stem}.json"
+    for name in due(sitting, root):
+        kept = sitting / "real" / f"{name}.json"
         if kept.is_file():
             n = len(json.loads(kept.read_text()).get("reps", []))
             if n < reps:
-                why.append(f"{p.stem}: {n} of {reps} boots kept")
+                why.append(f"{name}: {n} of {reps} boots kept")
     rec["complete"] = not why
     rec["incomplete_because"] = why
     sitting.mkdir(parents=True, exist_ok=True)

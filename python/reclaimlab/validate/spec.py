@@ -32,12 +32,20 @@ _QUANTITY = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)\s*$")
 # Scenario sysctls the guest writes to /proc/sys/vm (same names there).
 SYSCTLS = (
     "swappiness", "min_free_kbytes", "watermark_scale_factor", "watermark_boost_factor",
-    "lowmem_reserve_ratio", "compaction_proactiveness",
+    "lowmem_reserve_ratio", "compaction_proactiveness", "vfs_cache_pressure",
 )
 WRITEBACK_SYSCTLS = ("dirty_ratio", "dirty_background_ratio")
 
 # Where the files of [workload.file] live in the guest (the ext4 data disk's mount point).
 DATA_MOUNT = "/data"
+# A scenario with [fs] gets a fresh data disk of this size with the scenario's filesystem (its
+# geometry, [fs] ags, is that of this size: docs/VALIDATION.md, "Filesystem scenarios").
+FS_IMAGE_BYTES = 2 << 30
+# Defaults of the model's [workload.fsmark] and [workload.stat] keys the guest mirrors
+# (docs/scenario-reference.md).
+FSMARK_DEFAULTS = {"threads": 1, "files": 100000, "files_per_dir": 10000, "file_size": 0,
+                   "think": 0, "rss": "16MiB"}
+STAT_DEFAULTS = {"threads": 1, "passes": 1, "think": 0}
 
 
 def size_bytes(value: Any) -> int:
@@ -81,6 +89,9 @@ class GuestSpec:
     real_dir: Path = Path("real")
     #: "calibration", "prediction", or None (a sitting's own scenario, a balloon one).
     role: str | None = None
+    #: The data disk's filesystem when the scenario has [fs] ("xfs" or "ext4"), which the
+    #: model then simulates; None: the plain ext4 data disk of [workload.file], not modelled.
+    fs_type: str | None = None
 
 
 def content_hash(spec: "GuestSpec") -> str:
@@ -92,6 +103,9 @@ def content_hash(spec: "GuestSpec") -> str:
         "thp": spec.thp, "machine": spec.machine, "sysctls": spec.sysctls,
         "data_bytes": spec.data_bytes, "workload_spec": spec.workload_spec,
     }
+    if spec.fs_type is not None:
+        # Only then: the kept results of scenarios without [fs] keep their hashes.
+        guest["fs_type"] = spec.fs_type
     return hashlib.sha256(json.dumps(guest, sort_keys=True).encode()).hexdigest()
 
 
@@ -159,6 +173,7 @@ def load(path: str | Path, sitting: Path | None = None) -> GuestSpec:
         document=doc,
         real_dir=sittings.real_dir(p, sitting),
         role=role,
+        fs_type=str(doc["fs"].get("type", "xfs")) if "fs" in doc else None,
     )
     _fill_workloads(spec, doc)
     _note_unmirrored(spec, doc)
@@ -201,6 +216,26 @@ def _fill_workloads(spec: GuestSpec, doc: dict[str, Any]) -> None:
             line = _highorder_line(spec, name, w)
             if line:
                 lines.append(line)
+        if "fsmark" in w:
+            f = {**FSMARK_DEFAULTS, **w["fsmark"]}
+            for k in range(int(f["threads"])):
+                lines.append(
+                    f"fsmark index={k} threads={int(f['threads'])} files={int(f['files'])} "
+                    f"files_per_dir={int(f['files_per_dir'])} "
+                    f"file_size={size_bytes(f['file_size'])} think_ns={duration_ns(f['think'])} "
+                    f"rss={size_bytes(f['rss'])} root={DATA_MOUNT}"
+                )
+        if "stat" in w:
+            st = {**STAT_DEFAULTS, **w["stat"]}
+            for k in range(int(st["threads"])):
+                lines.append(
+                    f"stat index={k} threads={int(st['threads'])} passes={int(st['passes'])} "
+                    f"think_ns={duration_ns(st['think'])}"
+                )
+        for table in ("simoops", "drop_caches"):
+            if table in w:
+                spec.not_mirrored.append(
+                    f"workload {name}: [workload.{table}] is not run in the guest")
         if "trace" in w:
             spec.not_mirrored.append(
                 f"workload {name}: [workload.trace] is not replayed in the guest (the trace's "
@@ -209,6 +244,8 @@ def _fill_workloads(spec: GuestSpec, doc: dict[str, Any]) -> None:
     spec.workload_spec = "\n".join(lines) + "\n"
     # The files plus room for ext4's metadata and journal, so the disk never fills.
     spec.data_bytes = data + max(data // 8, 256 << 20)
+    if "fs" in doc:
+        spec.data_bytes = max(spec.data_bytes, FS_IMAGE_BYTES)
 
 
 # /sys/kernel/mm/transparent_hugepage/defrag as Debian's 6.1 kernel boots (read back by /init,
@@ -272,6 +309,17 @@ def _note_unmirrored(spec: GuestSpec, doc: dict[str, Any]) -> None:
             )
     if doc.get("cost"):
         spec.not_mirrored.append("[cost]: the guest's CPU costs are real")
+    if any(k != "type" for k in doc.get("fs", {})):
+        spec.not_mirrored.append(
+            "[fs] keys other than type: the guest's filesystem has mkfs's geometry and log on "
+            "a fresh image, and the kernel's own costs and device waits"
+        )
+    if any("fsmark" in w and w["fsmark"].get("nofs_fraction", 1.0) not in (0, 1)
+           for w in doc.get("workload", [])):
+        spec.not_mirrored.append(
+            "[workload.fsmark] nofs_fraction: which of a create's allocations are GFP_NOFS is "
+            "the filesystem's own choice in the guest"
+        )
     if doc.get("oom", {}).get("reaper_delay"):
         spec.not_mirrored.append("[oom] reaper_delay: the guest's oom_reaper runs when it runs")
     if "duration" in doc.get("sim", {}):

@@ -10,6 +10,8 @@
  *   anon size=B pattern=sequential|random|zipf alpha=F passes=N write_fraction=F think_ns=N hold_ns=N
  *   file size=B op=read|write passes=N hold_ns=N path=PATH
  *   thp count=N rate=N lifetime_ns=N lifetimes=fixed|exponential
+ *   fsmark index=K threads=T files=N files_per_dir=D file_size=B think_ns=N rss=B root=DIR
+ *   stat index=K threads=T passes=N think_ns=N
  *
  * Each `workload` is a process; each of its anon/file/thp lines is a thread of it, as in the
  * simulator. Usage:
@@ -26,7 +28,14 @@
  * - file I/O is buffered read()/write() of 128 KiB at a time, sequential, `passes` times;
  * - thp: 2 MiB regions madvised MADV_HUGEPAGE, one huge-page fault each at `rate`/s, each region
  *   unmapped `lifetime` after its fault (a fault that falls back to small pages still maps one
- *   4 KiB page: the kernel counts it in thp_fault_fallback).
+ *   4 KiB page: the kernel counts it in thp_fault_fallback);
+ * - fsmark (the model's actors/workload/fsmark.rs): creator K of T first touches its `rss`, then
+ *   makes files i = 0..N-1 in directory d<K + (i / D) * T> of DIR (the data disk) (one namespace for
+ *   every creator workload, as the model's), each a 40-character name created with O_EXCL and,
+ *   when file_size > 0, written in one write(); no fsync. Each create is appended, once done, to
+ *   a creation log shared by all the workload processes;
+ * - stat (actors/workload/stat.rs): walker K of T, each pass over the files logged when it
+ *   begins, stat()s files K, K + T, ... of the log by path, in creation order.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -34,6 +43,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,7 +61,7 @@
 #define MAX_WORKLOADS 32
 #define MAX_THREADS 4
 
-enum kind { K_ANON, K_FILE, K_THP };
+enum kind { K_ANON, K_FILE, K_THP, K_FSMARK, K_STAT };
 
 struct thread_spec {
 	enum kind kind;
@@ -63,6 +73,8 @@ struct thread_spec {
 	uint64_t count, rate, lifetime_ns;
 	int exponential;
 	uint64_t seed;
+	/* fsmark and stat: this thread's number among its table's threads, and how many. */
+	uint64_t index, nthreads, files, files_per_dir, rss;
 };
 
 struct workload_spec {
@@ -74,6 +86,17 @@ struct workload_spec {
 
 static struct workload_spec workloads[MAX_WORKLOADS];
 static int nworkloads;
+
+/*
+ * The creation log, shared by every workload process (mapped before they fork): each entry is
+ * (workload * MAX_THREADS + thread) << 32 | file number, in the order the creates completed.
+ */
+struct creation_log {
+	_Atomic uint64_t n;
+	uint64_t cap;
+	uint64_t entry[];
+};
+static struct creation_log *crlog;
 
 static void die(const char *what)
 {
@@ -192,6 +215,20 @@ static void read_spec(const char *path)
 			t->lifetime_ns = field_u64(line, "lifetime_ns", 10000000);
 			field_str(line, "lifetimes", s, sizeof s);
 			t->exponential = !strcmp(s, "exponential");
+		} else if (!strcmp(word, "fsmark") || !strcmp(word, "stat")) {
+			t->kind = word[0] == 'f' ? K_FSMARK : K_STAT;
+			t->index = field_u64(line, "index", 0);
+			t->nthreads = field_u64(line, "threads", 1);
+			t->files = field_u64(line, "files", 0);
+			t->files_per_dir = field_u64(line, "files_per_dir", 10000);
+			t->size = field_u64(line, "file_size", 0);
+			t->think_ns = field_u64(line, "think_ns", 0);
+			t->rss = field_u64(line, "rss", 0);
+			field_str(line, "root", t->path, sizeof t->path);
+			if (t->nthreads == 0 || t->files_per_dir == 0) {
+				errno = 0;
+				die("spec: fsmark/stat needs threads and files_per_dir above 0");
+			}
 		} else {
 			errno = 0;
 			die("spec: unknown line kind");
@@ -341,13 +378,105 @@ static void run_thp(struct thread_spec *t)
 		sleep_until(now_ns() + t->hold_ns);
 }
 
+/* The path of file `i` of creator thread `gid` (workload * MAX_THREADS + thread). */
+static void fs_path(char *out, size_t cap, uint64_t gid, uint64_t i)
+{
+	const struct thread_spec *t = &workloads[gid / MAX_THREADS].threads[gid % MAX_THREADS];
+	uint64_t dir = t->index + (i / t->files_per_dir) * t->nthreads;
+	/* 40 characters, as fs_mark's names (the model's dirents_per_block assumes them). */
+	snprintf(out, cap, "%s/d%llu/w%02llut%02llu-%010llu-abcdefghijklmnopqrstuv", t->path,
+		 (unsigned long long)dir, (unsigned long long)(gid / MAX_THREADS),
+		 (unsigned long long)(gid % MAX_THREADS), (unsigned long long)i);
+}
+
+static void run_fsmark(struct thread_spec *t, uint64_t gid, const char *wname)
+{
+	char path[400], *buf = NULL;
+	if (t->rss) {
+		/* The creator's own memory, touched first, as the model's fsmark does. */
+		volatile unsigned char *m = mmap(NULL, t->rss, PROT_READ | PROT_WRITE,
+						 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (m == MAP_FAILED)
+			die("fsmark rss");
+		for (uint64_t off = 0; off < t->rss; off += PAGE)
+			m[off] = 1;
+	}
+	if (t->size && !(buf = malloc(t->size)))
+		die("fsmark buffer");
+	if (buf)
+		memset(buf, 0x5a, t->size);
+	for (uint64_t i = 0; i < t->files; i++) {
+		fs_path(path, sizeof path, gid, i);
+		if (i % t->files_per_dir == 0) {
+			char *slash = strrchr(path, '/');
+			*slash = 0;
+			if (mkdir(path, 0755) && errno != EEXIST)
+				die(path);
+			*slash = '/';
+		}
+		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+		if (fd < 0)
+			die(path);
+		if (t->size && write(fd, buf, t->size) != (ssize_t)t->size)
+			die(path);
+		if (close(fd))
+			die(path);
+		uint64_t k = atomic_fetch_add(&crlog->n, 1);
+		if (k >= crlog->cap) {
+			errno = 0;
+			die("creation log full");
+		}
+		crlog->entry[k] = gid << 32 | i;
+		think(t->think_ns);
+	}
+	printf("fs workload=%s thread=%llu created=%llu\n", wname, (unsigned long long)t->index,
+	       (unsigned long long)t->files);
+	fflush(stdout);
+	free(buf);
+}
+
+static void run_stat(struct thread_spec *t, const char *wname)
+{
+	char path[400];
+	struct stat st;
+	uint64_t lookups = 0, first = 0;
+	for (uint64_t pass = 0; pass < t->passes; pass++) {
+		uint64_t n = atomic_load(&crlog->n);
+		if (pass == 0)
+			first = n;
+		for (uint64_t j = t->index; j < n; j += t->nthreads) {
+			uint64_t e = crlog->entry[j];
+			fs_path(path, sizeof path, e >> 32, e & 0xffffffffULL);
+			if (stat(path, &st))
+				die(path);
+			lookups++;
+			think(t->think_ns);
+		}
+	}
+	printf("fs workload=%s thread=%llu stat_passes=%llu lookups=%llu first_pass_files=%llu\n",
+	       wname, (unsigned long long)t->index, (unsigned long long)t->passes,
+	       (unsigned long long)lookups, (unsigned long long)first);
+	fflush(stdout);
+}
+
+struct thread_arg {
+	struct thread_spec *t;
+	uint64_t gid;
+	const char *wname;
+};
+
 static void *thread_main(void *arg)
 {
-	struct thread_spec *t = arg;
+	struct thread_arg *a = arg;
+	struct thread_spec *t = a->t;
 	if (t->kind == K_ANON)
 		run_anon(t);
 	else if (t->kind == K_FILE)
 		run_file(t);
+	else if (t->kind == K_FSMARK)
+		run_fsmark(t, a->gid, a->wname);
+	else if (t->kind == K_STAT)
+		run_stat(t, a->wname);
 	else
 		run_thp(t);
 	return NULL;
@@ -356,10 +485,14 @@ static void *thread_main(void *arg)
 static void run_workload(struct workload_spec *w, uint64_t t0)
 {
 	pthread_t tid[MAX_THREADS];
+	struct thread_arg args[MAX_THREADS];
 	sleep_until(t0 + w->start_ns);
-	for (int i = 0; i < w->nthreads; i++)
-		if (pthread_create(&tid[i], NULL, thread_main, &w->threads[i]))
+	for (int i = 0; i < w->nthreads; i++) {
+		args[i] = (struct thread_arg){ &w->threads[i], (uint64_t)((w - workloads) * MAX_THREADS + i),
+					       w->name };
+		if (pthread_create(&tid[i], NULL, thread_main, &args[i]))
 			die("pthread_create");
+	}
 	if (w->duration_ns) {
 		/* The scenario's duration ends the process whatever its threads are doing. */
 		sleep_until(t0 + w->start_ns + w->duration_ns);
@@ -430,6 +563,16 @@ int main(int argc, char **argv)
 	for (int w = 0; w < nworkloads; w++)
 		for (int i = 0; i < workloads[w].nthreads; i++)
 			workloads[w].threads[i].seed = seed * 1000003ULL + (uint64_t)(w * MAX_THREADS + i);
+	uint64_t creates = 0;
+	for (int w = 0; w < nworkloads; w++)
+		for (int i = 0; i < workloads[w].nthreads; i++)
+			if (workloads[w].threads[i].kind == K_FSMARK)
+				creates += workloads[w].threads[i].files;
+	size_t logsz = sizeof *crlog + (creates ? creates : 1) * sizeof(uint64_t);
+	crlog = mmap(NULL, logsz, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (crlog == MAP_FAILED)
+		die("creation log");
+	crlog->cap = creates;
 	fflush(stdout);
 	uint64_t t0 = now_ns();
 	for (int w = 0; w < nworkloads; w++) {
