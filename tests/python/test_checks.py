@@ -182,3 +182,21 @@ def test_ensure_many_runs_scenarios_of_any_structure_into_the_store(tmp_path):
     df = sens.sweep_knob(store, "again", one, {}, seeds=[1, 2], points=[{"name": "many-a"}])
     assert set(df["status"]) == {"ok"} and len(df) == 2
     assert set(df["key"]) <= set(store.keys()) and len(store.keys()) == 3
+
+
+def test_pair_sweep_runs_are_the_runs_pair_sweep_makes(tmp_path):
+    # The runs listed for ensure_many, made first, are every run the pair sweep then needs:
+    # it computes nothing more.
+    store = Store(tmp_path / "store")
+    knob = sens.Knob("ram", "machine size", ["256MiB", "320MiB"],
+                     [{"host.ram": "256MiB"}, {"host.ram": "320MiB"}], "a test's range")
+    pairs = [{"policy.kswapd_balance": "v2.6.36"}, {"policy.kswapd_balance": "v6.1"}]
+    runs = sens.pair_sweep_runs(knob, pairs, tiny_dict("pairs"), [1])
+    assert len(runs) == 4 and sens.ensure_many(store, "pairs", runs) == 4
+    made = []
+    sens.pair_sweep(store, tmp_path, "sens", "pairs", knob, pairs, tiny_dict("pairs"),
+                    lambda r: {"steal": r.vmstat.get("pgsteal_kswapd", 0)},
+                    lambda old, new: [ck.range_check("x", "c", new["steal"], 0, 1e12,
+                                                     source="t")],
+                    [1], on_run=lambda label, st: made.append(st))
+    assert made == ["reused"] * 4 and len(store.keys()) == 4

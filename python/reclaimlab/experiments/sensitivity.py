@@ -309,6 +309,21 @@ def _point_verdict(c: Any) -> Callable[[float], bool]:
     return lambda v: lo <= v <= hi
 
 
+def pair_sweep_runs(knob: Knob, pairs: Sequence[Mapping[str, Any]], base: dict[str, Any],
+                    seeds: Iterable[int] = range(1, 6)) -> list[tuple[dict[str, Any], int]]:
+    """The (scenario, seed) runs :func:`pair_sweep` makes for these arguments, as its sweep
+    builds them (the same store keys), for :func:`ensure_many`."""
+    import copy
+
+    out = []
+    for point in ({**pair, **st} for pair in pairs for st in knob.settings):
+        scn = copy.deepcopy(base)
+        for k, v in point.items():
+            sweeps.set_key(scn, k, v)
+        out += [(scn, int(s)) for s in seeds]
+    return out
+
+
 def pair_sweep(store: Store, root: Path, sit_key: str, name: str, knob: Knob,
                pairs: Sequence[Mapping[str, Any]], base: dict[str, Any],
                figures: Callable[[Any], Mapping[str, Any]],

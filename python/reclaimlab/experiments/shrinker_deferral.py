@@ -43,7 +43,7 @@ from .checks import (
     holds_check,
     range_check,
 )
-from .sensitivity import Knob, pair_sweep
+from .sensitivity import Knob, ensure_many, pair_sweep, pair_sweep_runs
 
 NAME = "shrinker-deferral"
 TITLE = "Shrinker deferral: only kswapd does deferred work, scaled by priority (seed 002)"
@@ -346,6 +346,26 @@ FSMARK_PAIRS = [("legacy", "X0"), ("chinner", "X2")]
 SEEDS = range(1, 6)
 
 
+def _sweeps(sit_key: str):
+    """(knob, policy pairs, base scenario) of each sweep of a sensitivity situation."""
+    simoops = sit_key == "simoops-sensitivity"
+    pairs = [{"policy.shrinker": sh, "policy.xfs_reclaim": x}
+             for sh, x in (SIMOOPS_PAIRS if simoops else FSMARK_PAIRS)]
+    base = (simoops_scenario if simoops else fsmark_scenario)("chinner", "X2", 1)
+    return [(knob, pairs, base) for knob in (SIMOOPS_KNOBS if simoops else FSMARK_KNOBS)]
+
+
+def planned_runs(situations, seed: int) -> list[tuple[dict[str, Any], int]]:
+    """Every (scenario, seed) the situations run, the sweeps' included, for
+    :func:`.sensitivity.ensure_many`: the situations' own runs first (the longest), then the
+    sweeps'."""
+    own = [((simoops_scenario if s.key == "simoops" else fsmark_scenario)(sh, x, seed), seed)
+           for s in situations if s.key in ("simoops", "fsmark") for _, sh, x in s.policies]
+    return own + [run for s in situations if s.key.endswith("-sensitivity")
+                  for knob, pairs, base in _sweeps(s.key)
+                  for run in pair_sweep_runs(knob, pairs, base, SEEDS)]
+
+
 def sensitivity(store: Store, root: Path, sit_key: str, on_run=None):
     """The sweeps of a sensitivity situation: checks ("holds at N of M points"), the
     manifest's records (table, plot) and the report's lines."""
@@ -353,10 +373,7 @@ def sensitivity(store: Store, root: Path, sit_key: str, on_run=None):
     got: list[Check] = []
     records: list[dict[str, Any]] = []
     lines: list[str] = []
-    for knob in SIMOOPS_KNOBS if simoops else FSMARK_KNOBS:
-        pairs = [{"policy.shrinker": sh, "policy.xfs_reclaim": x}
-                 for sh, x in (SIMOOPS_PAIRS if simoops else FSMARK_PAIRS)]
-        base = (simoops_scenario if simoops else fsmark_scenario)("chinner", "X2", 1)
+    for knob, pairs, base in _sweeps(sit_key):
         sw = pair_sweep(store, root, sit_key, f"{sit_key.split('-')[0]}-{knob.key}", knob,
                         pairs, base, simoops_figures if simoops else fsmark_figures,
                         e_a4_checks if simoops else e_a5_checks, SEEDS, on_run)
@@ -404,6 +421,13 @@ def reproduce(situations, root: Path, seed: int, *, store: Store, trace: bool = 
     checks: list[Check] = []
     manifest: dict[str, Any] = {"experiment": NAME, "title": TITLE, "seed": seed,
                                 "situations": []}
+    if not trace:
+        # Every run at once through the process pool; the situations then find theirs in the
+        # store (with --trace the situations' own runs are made with theirs, one at a time).
+        everything = SimpleNamespace(key="runs")
+        ensure_many(store, NAME, planned_runs(situations, seed), on_run=None if on_run is None
+                    else lambda label, status: on_run(everything, label, SimpleNamespace(
+                        reused=False, path=f"pool, {status}")))
     for sit in situations:
         report += [f"## {sit.title}", ""]
         keys: dict[str, str] = {}
