@@ -3,9 +3,8 @@
 //! zoneinfo), its parameters and policies, then what it carries before the run starts (a
 //! filesystem, dom0's drivers, a guest's reporting) and its workloads' processes.
 
-use crate::machine::blkdev::DeviceParams;
 use crate::machine::layout::{self, ZoneLayout};
-use crate::machine::{Machine, MachineConfig, MachineParams, PAGE_SIZE};
+use crate::machine::{Machine, MachineConfig, MachineParams};
 use crate::scenario::{GuestConfig, Scenario};
 use crate::sim_error::SimError;
 
@@ -48,56 +47,17 @@ pub fn host_machine(scn: &Scenario, seed: u64, trace: bool) -> Result<Machine, S
 /// change a policy or a parameter before building it).
 pub fn host_params(scn: &Scenario, seed: u64, trace: bool) -> Result<MachineParams, SimError> {
     let policies = Policies::of(&scn.policy.choices);
-    let device = |read, write, bw, jitter, nr_requests| DeviceParams {
-        read_latency_ns: read,
-        write_latency_ns: write,
-        bandwidth_bytes_per_sec: bw,
-        latency_jitter: jitter,
-        nr_requests,
-    };
-    let (s, d) = (&scn.swap, &scn.disk);
     let (layout, captured_protection) = host_zones(scn)?;
     Ok(MachineParams {
         layout,
         captured_protection,
-        thp: scn.host.thp,
-        min_free_kbytes: scn.sysctl.min_free_kbytes,
-        watermark_scale_factor: scn.sysctl.watermark_scale_factor,
-        lowmem_reserve_ratio: scn.sysctl.lowmem_reserve_ratio,
-        fragmented_zone: scn.host.fragmented_zone,
-        fragment_stride: scn.host.fragment_stride,
-        kernel_used_pages: scn.host.kernel_used_bytes / PAGE_SIZE,
-        cpus: scn.host.cpus.max(1),
-        swap_pages: s.size_bytes / PAGE_SIZE,
-        swap_rotational: s.rotational,
-        swap_plug_pages: s.max_request_bytes.div_ceil(PAGE_SIZE),
-        swapdev: device(
-            s.read_latency_ns,
-            s.write_latency_ns,
-            s.bandwidth_bytes_per_sec,
-            s.latency_jitter,
-            s.nr_requests,
-        ),
-        disk: device(
-            d.read_latency_ns,
-            d.write_latency_ns,
-            d.bandwidth_bytes_per_sec,
-            d.latency_jitter,
-            d.nr_requests,
-        ),
         config: MachineConfig {
-            swappiness: scn.sysctl.swappiness,
-            page_cluster: scn.sysctl.page_cluster,
-            pcp_lists: scn.host.pcp_lists,
+            host: scn.host.clone(),
+            sysctl: scn.sysctl.clone(),
+            swap: scn.swap.clone(),
+            disk: scn.disk.clone(),
+            writeback: scn.writeback.clone(),
             cost: scn.cost.clone(),
-            readahead_pages: d.readahead_pages.max(1),
-            dirty_ratio: scn.writeback.dirty_ratio,
-            dirty_background_ratio: scn.writeback.dirty_background_ratio,
-            watermark_boost_factor: scn.sysctl.watermark_boost_factor,
-            compaction_proactiveness: scn.sysctl.compaction_proactiveness,
-            thp_defrag: scn.host.thp_defrag,
-            page_tables: scn.host.page_tables,
-            vmstat_drift: scn.host.vmstat_drift,
         },
         watermarks: policies.watermarks(),
         policy: policies.machine(),

@@ -90,7 +90,7 @@ pub(crate) fn workload_threads(
             threads.push(Thread::highorder(
                 &origin(threads.len()),
                 spec,
-                machine.cfg.thp_defrag,
+                machine.cfg.host.thp_defrag,
             ));
         }
         build_fs_threads(w, machine, &origin, threads.len(), &mut fs_threads)
