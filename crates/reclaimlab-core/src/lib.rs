@@ -1,10 +1,9 @@
 //! reclaimlab-core: a deterministic discrete-event simulator of Linux memory reclaim.
 //!
 //! Layers, top to bottom; each imports only from the layers below it:
-//! - [`run`]: builds a world from a scenario, runs it and renders its outputs ([`build`]: the
-//!   host machine and a machine's workload threads; [`run_virt`], [`run_fs`], [`run_xen`]:
-//!   guests, the filesystem, a Xen host's dom0 drivers and I/O; [`sim_error`]: why a run
-//!   failed).
+//! - [`run`]: runs the world [`build`] makes of a scenario (every machine, host and guests, by
+//!   the same functions; their kernel threads, workloads and policies) and hands it to
+//!   [`observe`] for its outputs; [`sim_error`]: why a run failed.
 //! - [`scenario`]: the validated run description (TOML, precise errors, every default written down).
 //! - [`policy`]: the registry of policy switches, one file per variant.
 //! - [`observe`]: `/proc/vmstat`, `/proc/zoneinfo`, `/proc/buddyinfo`, time series, summary,
@@ -28,9 +27,6 @@ pub mod machine;
 pub mod observe;
 pub mod policy;
 pub mod run;
-pub mod run_fs;
-pub mod run_virt;
-pub mod run_xen;
 pub mod scenario;
 pub mod sim_error;
 pub mod trace;

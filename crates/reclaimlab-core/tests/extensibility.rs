@@ -141,7 +141,7 @@ fn a_policy_variant_from_outside_the_crate_changes_who_reclaims() {
     let mut params = host_params(&scn, scn.sim.seed, false).unwrap();
     params.policy.balance = Box::new(AlwaysBalanced);
     // A watermark boost wakes kswapd whatever the balance rule says: no boosting here.
-    params.config.watermark_boost_factor = 0;
+    params.config.sysctl.watermark_boost_factor = 0;
     let machine = Machine::new(params).unwrap();
     let mut run = Run::with_machine(&scn, &opts, machine).unwrap();
     run.go(&mut |_, _| true).unwrap();

@@ -54,7 +54,7 @@ impl Actor for Kcompactd {
     fn step(&mut self, cx: &mut StepCx) -> Wake {
         let now = cx.now();
         let m = cx.machine();
-        let proactive = self.policy.proactive() && m.cfg.compaction_proactiveness != 0;
+        let proactive = self.policy.proactive() && m.cfg.sysctl.compaction_proactiveness != 0;
         if let Some((order, hz)) = m.kcompactd_wake.take() {
             m.vm.add(VmEvent::CompactDaemonWake, 1);
             let mut st = CompactStats::default();

@@ -207,7 +207,7 @@ impl Machine {
     /// `should_proactive_compact_node`: proactiveness on, kswapd not running, and the node's
     /// score above the high end of the band `proactiveness` sets.
     pub fn should_proactive_compact_node(&self) -> bool {
-        let p = self.cfg.compaction_proactiveness;
+        let p = self.cfg.sysctl.compaction_proactiveness;
         p != 0
             && self.kswapd.waiting
             && self.fragmentation_score_node() > fragmentation_score_wmark(p, false)
@@ -219,7 +219,7 @@ impl Machine {
     /// step builds one free huge-page-sized block as `compact_zone` builds one, and the zone
     /// stops at the first step that cannot.
     pub fn proactive_compact_node(&mut self, stats: &mut CompactStats) {
-        let low = fragmentation_score_wmark(self.cfg.compaction_proactiveness, true);
+        let low = fragmentation_score_wmark(self.cfg.sysctl.compaction_proactiveness, true);
         for z in 0..self.zones.len() {
             if self.zones[z].span.present == 0 {
                 continue;
@@ -580,7 +580,7 @@ mod tests {
         n.kswapd.waiting = false;
         assert!(!n.should_proactive_compact_node());
         n.kswapd.waiting = true;
-        n.cfg.compaction_proactiveness = 0;
+        n.cfg.sysctl.compaction_proactiveness = 0;
         assert!(!n.should_proactive_compact_node());
     }
 

@@ -127,7 +127,7 @@ impl Machine {
     /// Whether a window of `have` read-ahead pages goes on to vpage `v`.
     #[inline]
     fn readahead_wants(&self, have: usize, v: u32, region_end: u32) -> bool {
-        1 + (have as u64) < self.cfg.readahead_pages
+        1 + (have as u64) < self.cfg.disk.readahead_pages
             && v < region_end
             && pte_is_none(self.pte[v as usize])
     }
@@ -288,7 +288,7 @@ mod tests {
     #[test]
     fn a_paced_window_yields_around_the_slow_path_and_then_completes() {
         let (mut m, base) = paced_at_the_min_watermark();
-        m.cfg.readahead_pages = 4;
+        m.cfg.disk.readahead_pages = 4;
         let free0 = free(&m);
         let mut t = TaskCtx::default();
         // The page asked for comes at the min watermark; the first read-ahead page cannot
@@ -388,7 +388,7 @@ mod tests {
     #[test]
     fn readahead_reclaim_cannot_free_the_page_being_read() {
         let (mut m, base) = at_the_min_watermark(1);
-        m.cfg.readahead_pages = 4;
+        m.cfg.disk.readahead_pages = 4;
         let mut t = TaskCtx::default();
         let a = m.file_access(base, base + 1024, false, &mut t);
         assert!(matches!(a, Access::Block(_)), "{a:?}");

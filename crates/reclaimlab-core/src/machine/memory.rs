@@ -222,7 +222,7 @@ impl Machine {
 
     /// First touch: allocate, zero and map a page (`do_anonymous_page`).
     fn anon_fault(&mut self, vp: u32, write: bool, t: &mut TaskCtx) -> Access {
-        if self.cfg.page_tables {
+        if self.cfg.host.page_tables {
             if let Err(a) = self.pte_alloc(vp, t) {
                 return a;
             }

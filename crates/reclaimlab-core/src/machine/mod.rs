@@ -12,6 +12,7 @@
 pub mod blkdev;
 pub mod buddy;
 pub mod compaction;
+pub mod config;
 pub mod cost;
 pub mod filemap;
 pub mod frames;
@@ -123,30 +124,16 @@ pub struct KswapdNode {
     pub wakeups_requested: u64,
 }
 
-/// Run-time knobs of the memory model (sysctls and device sizing).
+/// The machine's configuration, whole, as the scenario's machine tables give it (`config.rs`,
+/// `cost.rs`): the memory model reads its keys here (`m.cfg.sysctl.swappiness`).
 #[derive(Debug, Clone)]
 pub struct MachineConfig {
-    pub swappiness: u64,
-    /// `vm.page-cluster` (swap readahead window order).
-    pub page_cluster: u64,
-    /// Per-CPU page lists in use (`[host] pcp_lists`).
-    pub pcp_lists: bool,
+    pub host: config::HostConfig,
+    pub sysctl: config::Sysctl,
+    pub swap: config::SwapDevice,
+    pub disk: config::DiskDevice,
+    pub writeback: config::WritebackConfig,
     pub cost: CostModel,
-    pub readahead_pages: u64,
-    pub dirty_ratio: u64,
-    pub dirty_background_ratio: u64,
-    /// `vm.watermark_boost_factor`.
-    pub watermark_boost_factor: u64,
-    /// `vm.compaction_proactiveness` (0 turns proactive compaction off).
-    pub compaction_proactiveness: u64,
-    /// `transparent_hugepage/defrag` (`[host] thp_defrag`).
-    pub thp_defrag: huge_memory::ThpDefrag,
-    /// Anonymous memory has page-table pages (one unmovable kernel page per 2 MiB touched,
-    /// freed at exit).
-    pub page_tables: bool,
-    /// NR_FREE_PAGES drifts per CPU as 6.1 counts it (`[host] vmstat_drift`,
-    /// `vmstat_drift.rs`); off: the watermark checks read the exact count.
-    pub vmstat_drift: bool,
 }
 
 /// The policy variants the memory model consults (`[policy]`, built from the registry).
@@ -165,29 +152,8 @@ pub struct MachinePolicies {
 #[derive(Debug)]
 pub struct MachineParams {
     pub layout: ZoneLayout,
-    /// Transparent huge pages configured (raises the default min_free_kbytes).
-    pub thp: bool,
-    /// `vm.min_free_kbytes`; `None`: the watermark policy's boot-time default.
-    pub min_free_kbytes: Option<u64>,
-    pub watermark_scale_factor: u64,
-    pub lowmem_reserve_ratio: [u64; 4],
     /// The protection a captured zoneinfo printed, when the layout comes from one.
     pub captured_protection: Option<[[u64; MAX_NR_ZONES]; MAX_NR_ZONES]>,
-    /// An aged zone: one unmovable page pinned in every `fragment_stride` pages.
-    pub fragmented_zone: Option<usize>,
-    pub fragment_stride: u32,
-    /// Pages the booted kernel holds before the run starts (unmovable, never freed).
-    pub kernel_used_pages: u64,
-    /// CPUs of the machine: one set of per-CPU page lists each, and the divisor of `pcp->high`.
-    pub cpus: u32,
-    pub swap_pages: u64,
-    /// The swap device is rotational: readahead by slot position (`swap_cluster_readahead`).
-    pub swap_rotational: bool,
-    /// Swap-outs a reclaimer's block plug holds before it is flushed (the device's largest
-    /// request in pages); 0: no plug.
-    pub swap_plug_pages: u64,
-    pub swapdev: DeviceParams,
-    pub disk: DeviceParams,
     pub config: MachineConfig,
     pub watermarks: Box<dyn WatermarkSetup>,
     pub policy: MachinePolicies,
@@ -314,23 +280,24 @@ impl Machine {
         let mut frames = Frames::new(nframes);
         let pageblock_mt = vec![MIGRATE_MOVABLE as u8; nframes.div_ceil(1 << PAGEBLOCK_ORDER)];
 
-        let min_free_kbytes = p
+        let (host, sysctl, swap) = (&p.config.host, &p.config.sysctl, &p.config.swap);
+        let min_free_kbytes = sysctl
             .min_free_kbytes
-            .unwrap_or_else(|| p.watermarks.min_free_kbytes_default(&managed, p.thp));
+            .unwrap_or_else(|| p.watermarks.min_free_kbytes_default(&managed, host.thp));
         let wm = p.watermarks.setup(
             &managed,
             &layout.present(),
             min_free_kbytes,
-            p.watermark_scale_factor,
+            sysctl.watermark_scale_factor,
         );
         let reserve = watermark::boot_lowmem_reserve(
             &managed,
-            &p.lowmem_reserve_ratio,
+            &sysctl.lowmem_reserve_ratio,
             p.captured_protection.as_ref(),
         );
-        let cpus = p.cpus.max(1) as u64;
+        let cpus = host.cpus.max(1) as u64;
 
-        if let Some(z) = p.fragmented_zone.filter(|&z| managed[z] == 0) {
+        if let Some(z) = host.fragmented_zone.filter(|&z| managed[z] == 0) {
             let name = ZONE_NAMES[z];
             return Err(format!(
                 "host.fragmented_zone = \"{name}\", but this host has no {name} zone; \
@@ -344,11 +311,11 @@ impl Machine {
             for pfn in start..end {
                 frames.set_flags(pfn, 0);
             }
-            if p.fragmented_zone == Some(z) {
+            if host.fragmented_zone == Some(z) {
                 // An aged zone: the page in the middle of every stride-aligned block is a
                 // long-lived kernel allocation (allocated, no owner, never on an LRU), so the
                 // free pages around it can merge only up to half the stride.
-                let stride = p.fragment_stride;
+                let stride = host.fragment_stride;
                 let mut from = start;
                 let mut pin = start.next_multiple_of(stride) + stride / 2;
                 while pin < end {
@@ -381,19 +348,20 @@ impl Machine {
             BlockDevice::new(d, crate::engine::Rng::for_actor(p.seed, stream))
         };
         let wmark_builtin = p.policy.wmark_check.builtin();
-        let kernel_used = p.kernel_used_pages;
+        let kernel_used = host.kernel_used_bytes / PAGE_SIZE;
         let mut m = Machine {
             nid: 0,
             zones,
             frames,
             pageblock_mt,
             lruvec: Lruvec::default(),
-            swap: SwapSpace::new(p.swap_pages, p.swap_rotational),
+            swap: SwapSpace::new(swap.size_bytes / PAGE_SIZE, swap.rotational),
             swap_cluster_ra: Default::default(),
-            swapdev: device(&p.swapdev, "swap-device"),
+            swapdev: device(&swap.device(), "swap-device"),
             swap_plug: Default::default(),
-            swap_plug_pages: p.swap_plug_pages,
-            disk: device(&p.disk, "disk"),
+            // The device's largest request, in pages: reclaim's block plug holds that many.
+            swap_plug_pages: swap.max_request_bytes.div_ceil(PAGE_SIZE),
+            disk: device(&p.config.disk.device(), "disk"),
             vm: VmEvents::new(),
             stat: NodeStats::default(),
             kswapd: KswapdNode {
@@ -442,7 +410,7 @@ impl Machine {
             wakeup_rng: crate::engine::Rng::for_actor(p.seed, "kswapd-wakeup"),
         };
         m.boot_kernel_pages(kernel_used)?;
-        if m.cfg.vmstat_drift {
+        if m.cfg.host.vmstat_drift {
             // refresh_zone_stat_thresholds at boot: the differentials start empty.
             for z in m.zones.iter_mut().filter(|z| z.is_managed()) {
                 z.free_area.stat = FreePagesStat::new(z.managed(), &z.wmark, cpus);

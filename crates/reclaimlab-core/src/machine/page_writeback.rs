@@ -18,8 +18,8 @@ impl Machine {
     /// (`dirty_thresh`, `background_thresh`) in pages (`global_dirty_limits`).
     pub fn dirty_limits(&self) -> (u64, u64) {
         let avail = self.dirtyable_memory();
-        let thresh = avail * self.cfg.dirty_ratio / 100;
-        let mut bg = avail * self.cfg.dirty_background_ratio / 100;
+        let thresh = avail * self.cfg.writeback.dirty_ratio / 100;
+        let mut bg = avail * self.cfg.writeback.dirty_background_ratio / 100;
         if bg >= thresh {
             bg = thresh / 2;
         }

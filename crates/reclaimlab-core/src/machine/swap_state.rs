@@ -136,7 +136,11 @@ impl Machine {
             return 0;
         };
         let nslots = map.owner.len() as u32;
-        let pages = cluster_nr_pages(&mut self.swap_cluster_ra, offset, self.cfg.page_cluster);
+        let pages = cluster_nr_pages(
+            &mut self.swap_cluster_ra,
+            offset,
+            self.cfg.sysctl.page_cluster,
+        );
         if pages <= 1 {
             return 0;
         }
@@ -187,7 +191,7 @@ impl Machine {
     pub(super) fn swap_vma_readahead(&mut self, vp: u32, r: usize) -> u64 {
         let (base, pages) = (self.regions[r].base, self.regions[r].pages);
         let fault = vp - base;
-        let page_cluster = self.cfg.page_cluster;
+        let page_cluster = self.cfg.sysctl.page_cluster;
         let Some((start, end)) =
             swap_ra_window(&mut self.regions[r].swap_ra, fault, pages, page_cluster)
         else {

@@ -80,7 +80,7 @@ pub fn build(inp: &SummaryInput) -> String {
                 "protection": zone.lowmem_reserve.to_vec(),
                 "free_at_end": zone.free_pages(),
             });
-            if node.cfg.pcp_lists {
+            if node.cfg.host.pcp_lists {
                 // Free pages cached on the per-CPU lists: not in `free_at_end` (NR_FREE_PAGES).
                 v["pcp_at_end"] = node.pcp_pages(z).into();
             }

@@ -59,7 +59,7 @@ impl Machine {
             {
                 continue;
             }
-            let page = if order == 0 && mt < MIGRATE_PCPTYPES && self.cfg.pcp_lists {
+            let page = if order == 0 && mt < MIGRATE_PCPTYPES && self.cfg.host.pcp_lists {
                 self.rmqueue_pcplist(z, mt)
             } else {
                 self.zones[z].free_area.rmqueue(
@@ -110,7 +110,7 @@ impl Machine {
             zone.watermark_boost,
             zone.wmark.high,
             zone.managed(),
-            self.cfg.watermark_boost_factor,
+            self.cfg.sysctl.watermark_boost_factor,
         ) else {
             return;
         };
@@ -417,7 +417,7 @@ impl Machine {
     #[inline(always)]
     pub fn free_frame(&mut self, pfn: u32) {
         self.guest_free(pfn, 0);
-        if self.cfg.pcp_lists {
+        if self.cfg.host.pcp_lists {
             self.free_unref_page(pfn);
         } else {
             self.free_to_buddy(pfn);

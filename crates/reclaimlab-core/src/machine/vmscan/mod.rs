@@ -148,7 +148,7 @@ impl Machine {
             Anon,
             File,
         }
-        let swappiness = self.cfg.swappiness;
+        let swappiness = self.cfg.sysctl.swappiness;
         let mut ap = 0u64;
         let mut fp = 0u64;
         let balance = if !sc.may_swap || !self.swap.has_free() {

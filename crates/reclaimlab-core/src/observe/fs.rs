@@ -1,77 +1,16 @@
-//! The filesystem part of building and reporting a run (`[fs]` and the fsmark, simoops and
-//! drop_caches workload tables): their threads, and what the run reports of the shrinkers,
-//! the slab caches and the filesystem. `run.rs` calls these; they know nothing of it.
+//! What a run reports of the filesystem and its workloads (`[fs]`, the fsmark, simoops, stat
+//! and drop_caches tables): summary.json's shrinker, slab, fs and latency objects, the
+//! `slabinfo` and shrinker debugfs files, and the workloads' direct-reclaim stall.
 
 use serde_json::{json, Value};
 
-use crate::actors::workload::drop_caches::DropCaches;
 use crate::actors::workload::fsmark::Fsmark;
 use crate::actors::workload::simoops::Simoops;
 use crate::actors::workload::stat::Stat;
-use crate::actors::workload::Origin;
 use crate::engine::histogram::{Latency, Percentiles};
 use crate::engine::ActorId;
-use crate::machine::{Machine, PAGE_SIZE};
-use crate::observe::ftrace::TaskId;
-use crate::scenario::Workload;
-use crate::world::{Actor, World};
-
-/// Pids of the filesystem workloads' threads start here (the others start at 1000).
-pub const FIRST_FS_TASK_PID: u32 = 2000;
-
-/// The fsmark, simoops and drop_caches threads of workload `w`, appended to `out` as (start,
-/// trace identity, actor). `origin(i)` is the workload's origin for its `i`th thread overall;
-/// `before` threads of other kinds came first.
-pub fn build_fs_threads<'a>(
-    w: &'a Workload,
-    m: &mut Machine,
-    origin: &dyn Fn(usize) -> Origin<'a>,
-    before: usize,
-    out: &mut Vec<(u64, TaskId, Box<dyn Actor>)>,
-) -> Result<(), String> {
-    let next = |out: &Vec<_>| {
-        let n = out.len();
-        let mut o = origin(before + n);
-        o.pid = FIRST_FS_TASK_PID + n as u32;
-        o
-    };
-    if let Some(spec) = &w.fsmark {
-        for k in 0..spec.threads {
-            let o = next(out);
-            let a = Fsmark::build(&o, spec, k, m)?;
-            out.push((o.start_ns, TaskId::new(&a.name, a.pid, a.cpu), Box::new(a)));
-        }
-    }
-    if let Some(spec) = &w.simoops {
-        let o = origin(before);
-        let pages = spec.file_size_bytes.div_ceil(PAGE_SIZE) as u32;
-        let base = if pages > 0 {
-            let r = m.add_region(o.task, spec.files * pages as u64, false)?;
-            m.regions[r].base
-        } else {
-            crate::machine::fs::NONE
-        };
-        let first = m.fs_add_cold_files(spec.files as u32, base, pages);
-        for k in 0..spec.threads {
-            let o = next(out);
-            let a = Simoops::build(&o, spec, k, (first, spec.files), m)?;
-            out.push((o.start_ns, TaskId::new(&a.name, a.pid, a.cpu), Box::new(a)));
-        }
-    }
-    if let Some(spec) = &w.stat {
-        for k in 0..spec.threads {
-            let o = next(out);
-            let a = Stat::build(&o, spec, k, m);
-            out.push((o.start_ns, TaskId::new(&a.name, a.pid, a.cpu), Box::new(a)));
-        }
-    }
-    if let Some(spec) = &w.drop_caches {
-        let o = next(out);
-        let a = DropCaches::new(&o, spec);
-        out.push((a.at_ns, TaskId::new(&a.name, a.pid, a.cpu), Box::new(a)));
-    }
-    Ok(())
-}
+use crate::machine::Machine;
+use crate::world::World;
 
 fn ms(ns: u64) -> f64 {
     (ns as f64 / 1e6 * 1000.0).round() / 1000.0

@@ -1,0 +1,167 @@
+//! The guests of a run (`[[guest]]`): each a machine of its own, built and given its kernel
+//! threads by the same functions as the host, from its view of the scenario
+//! (`GuestConfig::as_machine`); a KVM guest's VM process and memory slot on the host; its
+//! background allocations. Xen domUs are guests without a slot (see `xen.rs`).
+
+use crate::actors::guest_background::GuestBackground;
+use crate::actors::vm::Vm;
+use crate::machine::Machine;
+use crate::observe::guests::Guest;
+use crate::scenario::{GuestConfig, Scenario};
+use crate::sim_error::SimError;
+use crate::virt::GuestMemory;
+use crate::world::{MachineId, World};
+
+use super::kthreads::kernel_threads;
+use super::machine::{furnish, host_params};
+use super::workloads::WorkloadThreads;
+
+/// A guest built before the world: its view of the scenario, its machine, its threads and its
+/// slot on the host.
+pub(crate) struct GuestBuild {
+    view: Scenario,
+    pub machine: Machine,
+    pub vcpus: u32,
+    threads: WorkloadThreads,
+    /// Its memory slot on the host (`None`: a Xen domU, whose memory is its own reservation).
+    slot: Option<GuestMemory>,
+}
+
+/// Each guest's random streams are its own: the run's seed mixed with its index.
+fn guest_seed(seed: u64, i: usize) -> u64 {
+    seed ^ (i as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+}
+
+/// Build every guest of `scn`: its machine (the guest's tables over the host scenario), its
+/// workload threads, and its VM process and memory slot on `host`.
+pub(crate) fn build_guests(
+    scn: &Scenario,
+    host: &mut Machine,
+    seed: u64,
+    poll: &mut dyn FnMut() -> bool,
+) -> Result<Vec<GuestBuild>, SimError> {
+    let mut out = Vec::new();
+    for (i, g) in scn.guests.iter().enumerate() {
+        let view = g.as_machine(scn);
+        let gseed = guest_seed(seed, i);
+        let mut m = Machine::new(host_params(&view, gseed, false)?)
+            .map_err(|e| SimError::Config(format!("guest {}: {e}", g.name)))?;
+        let kvm = scn.xen.is_none();
+        let threads = furnish(&view, &mut m, kvm.then_some(g), gseed, g.start_ns, poll)?;
+        let slot = if kvm {
+            Some(vm_process(scn, g, &m, host)?)
+        } else {
+            None
+        };
+        out.push(GuestBuild {
+            view,
+            machine: m,
+            vcpus: g.vcpus.max(1),
+            threads,
+            slot,
+        });
+    }
+    Ok(out)
+}
+
+/// The VM's process on the host: its guest RAM is one anonymous region, frame for page.
+fn vm_process(
+    scn: &Scenario,
+    g: &GuestConfig,
+    m: &Machine,
+    host: &mut Machine,
+) -> Result<GuestMemory, SimError> {
+    let frames = m.frames.len() as u64;
+    let task = host.add_task(&g.name, 0);
+    let r = host
+        .add_region(task, frames, true)
+        .map_err(|e| SimError::Config(format!("guest {}: {e}", g.name)))?;
+    Ok(GuestMemory::new(
+        task,
+        host.regions[r].base,
+        frames as u32,
+        g.discard_inhibited,
+        scn.host.thp,
+        g.kvm.clone(),
+    ))
+}
+
+/// Put the guests' actors into the world (machines `first..`, in scenario order), link each
+/// KVM guest to `host`, and start them at their VM's start.
+pub(crate) fn start_guests(
+    world: &mut World,
+    scn: &Scenario,
+    seed: u64,
+    host: MachineId,
+    first: MachineId,
+    guests: Vec<GuestParts>,
+) -> Vec<Guest> {
+    let mut out = Vec::new();
+    for (i, (g, parts)) in scn.guests.iter().zip(guests).enumerate() {
+        let id = first + i;
+        if let Some(slot) = parts.slot {
+            let task = slot.task;
+            world.link_guest(id, host, slot);
+            let vm = world.add_actor_on(id, Box::new(Vm::new(&g.name, host, task, g.shutdown_ns)));
+            world.start(vm, g.start_ns);
+        }
+        let workloads = super::add_workloads(world, id, parts.threads);
+        let kswapd = kernel_threads(world, id, &parts.view, g.start_ns);
+        if g.background_frees > 0 {
+            // Its own task (the guest's kernel and daemons), never an OOM victim.
+            let task = world.machines[id].add_task("background", -1000);
+            let vcpus = g.vcpus.max(1);
+            for cpu in 0..vcpus {
+                let a = world.add_actor_on(
+                    id,
+                    Box::new(GuestBackground::new(
+                        &g.name,
+                        cpu,
+                        vcpus,
+                        g.background_frees,
+                        g.background_lifetime_ns,
+                        g.start_ns,
+                        task,
+                        guest_seed(seed, i),
+                    )),
+                );
+                world.start(a, g.start_ns);
+            }
+        }
+        out.push(Guest {
+            name: g.name.clone(),
+            vcpus: g.vcpus,
+            start_ns: g.start_ns,
+            hinting: g.policy.choices.get("hinting"),
+            kvm: g.kvm.clone(),
+            id,
+            threads: workloads.threads,
+            kswapd,
+        });
+    }
+    out
+}
+
+/// What of a built guest goes into the world besides its machine.
+pub(crate) struct GuestParts {
+    view: Scenario,
+    threads: WorkloadThreads,
+    slot: Option<GuestMemory>,
+}
+
+/// Split built guests into their machines and vCPUs (for the world) and the rest.
+pub(crate) fn split(guests: Vec<GuestBuild>) -> (Vec<Machine>, Vec<u32>, Vec<GuestParts>) {
+    let mut ms = Vec::new();
+    let mut cpus = Vec::new();
+    let mut parts = Vec::new();
+    for g in guests {
+        ms.push(g.machine);
+        cpus.push(g.vcpus);
+        parts.push(GuestParts {
+            view: g.view,
+            threads: g.threads,
+            slot: g.slot,
+        });
+    }
+    (ms, cpus, parts)
+}
