@@ -111,3 +111,75 @@ fn balance_start_delays_the_first_batch_not_the_decision_to_reclaim() {
     );
     assert_eq!(first_batch("0us"), (0, 0));
 }
+
+/// core-mm §4.2: an allocating task wakes kswapd from `wake_all_kswapds` in its slow path, at
+/// the moment it gets there. A task's step batches many accesses: one 80 µs into its step
+/// wakes kswapd at the step's start + 80 µs, and kswapd runs its wake-up latency (20 µs)
+/// after that, not after the step's start. A nap that has run out meanwhile is not cut short
+/// after its end.
+#[test]
+fn a_task_wakes_kswapd_where_its_clock_is() {
+    use reclaimlab_core::machine::gfp::GFP_HIGHUSER_MOVABLE;
+    use reclaimlab_core::machine::memory::TaskCtx;
+    use reclaimlab_core::machine::watermark::{
+        alloc_flags::ALLOC_NO_WATERMARKS, MIGRATE_UNMOVABLE,
+    };
+    use reclaimlab_core::machine::MAX_NR_ZONES;
+    let text = "name = \"t\"\n[host]\nram = \"256MiB\"\n\
+                [cost]\nwakeup_latency = \"20us\"\nslowpath = \"0us\"\n\
+                [[workload]]\nname = \"w\"\nanon = { size = \"1MiB\" }\n";
+    let scn = reclaimlab_core::scenario::parse_str(text, "t.toml").unwrap();
+    let mut m = reclaimlab_core::run::host_machine(&scn, 1, false).unwrap();
+    let hz = MAX_NR_ZONES - 1;
+    // Every free page held by the kernel: the task's allocation goes to the slow path.
+    let mut held = Vec::new();
+    while let Some(p) = m.get_page_from_freelist(0, ALLOC_NO_WATERMARKS, hz, MIGRATE_UNMOVABLE) {
+        m.mark_kernel_pages(p, 0);
+        held.push(p);
+    }
+    for z in m.zones.iter_mut() {
+        z.watermark_boost = 0;
+    }
+    let mut k = Kswapd::new(
+        reclaimlab_core::policy::kswapd_loop::SWITCH.make("v6.1"),
+        reclaimlab_core::policy::kcompactd::SWITCH.make("v6.1"),
+    );
+    m.now = 1_000_000;
+    let task = m.add_task("w", 0);
+    let mut t = TaskCtx {
+        task,
+        cost_ns: 80_000,
+        ..TaskCtx::default()
+    };
+    // Nothing to reclaim: the allocation fails, after waking kswapd.
+    assert!(m.alloc_pages(GFP_HIGHUSER_MOVABLE, 0, &mut t).is_err());
+    assert_eq!(m.kswapd.woken_at, 1_080_000);
+    assert_eq!(
+        m.kswapd.waker_ns, 0,
+        "set only while the task is in the allocator"
+    );
+    assert_eq!(k.wake(&mut m), Next::At(1_100_000));
+
+    // The nap: a balanced node (the pages given back), kswapd run until it naps.
+    for p in held {
+        m.free_pages(p, 0);
+    }
+    m.now = 1_100_000;
+    let mut next = k.step(&mut m);
+    let nap_end = loop {
+        let Next::At(at) = next else {
+            panic!("kswapd slept without its nap")
+        };
+        if at == m.now + 100_000_000 {
+            break at;
+        }
+        m.now = at;
+        next = k.step(&mut m);
+    };
+    // A task 60 ms into the nap whose clock is already past its end wakes kswapd: the
+    // latency counts from the nap's end.
+    m.now = nap_end - 40_000_000;
+    m.kswapd.woken_at = nap_end + 5_000_000;
+    m.kswapd.waiting = false;
+    assert_eq!(k.wake(&mut m), Next::At(nap_end + 20_000));
+}

@@ -24,9 +24,11 @@ no figure covers is its native default times it, the filesystem's CPU costs (`[f
 metadata walker's `hit_cost`, `[stat]`) included, and the filesystem's device waits
 (`io_latency`, `logforce_latency`) are the data disk's measured request latency. `unmap` (native 0) takes what the swapped
 page leaves after `scan_mapped` and `swapout_submit`. The race's two figures (`readahead_alloc`
-from the file scenario, `balance_start` from both, their geometric mean), the devices' request
-latencies (the swap disk's from the anonymous scenario, the data disk's from the file one) and
-kswapd's wake-up latencies (both scenarios' boots, pooled) are taken as measured.
+from the file scenario, `balance_start` from both, their geometric mean: kswapd's run start to
+its first batch), the devices' request latencies (the swap disk's from the anonymous scenario,
+the data disk's from the file one) and kswapd's wake-up latencies (both scenarios' boots,
+pooled: from the allocator's `mm_vmscan_wakeup_kswapd` to `mm_vmscan_kswapd_wake`) are taken
+as measured.
 """
 
 from __future__ import annotations
@@ -186,10 +188,12 @@ def derive(specs: list[GuestSpec]) -> Calibration:
                     "swapout_submit")
     c.cost["readahead_alloc"] = _need(bf.get("readahead_alloc"), "the read-ahead page gap", file)
     src["readahead_alloc"] = f"{file.name}: the read-ahead window's page gap"
+    # The wake-up samples end at the start of kswapd's run (below), so `balance_start` is from
+    # that start to the first batch, not from kswapd's switch onto its CPU.
     c.cost["balance_start"] = statistics.geometric_mean([
-        _need(ba.get("balance_start"), "kswapd's switch-in to first batch", anon),
-        _need(bf.get("balance_start"), "kswapd's switch-in to first batch", file)])
-    src["balance_start"] = "kswapd's switch-in to its first batch, both (geometric mean)"
+        _need(costs.wake_to_first_batch(s, reps[k]), "kswapd's run start to first batch", s)
+        for k, s in (("anon", anon), ("file", file))])
+    src["balance_start"] = "kswapd's run start to its first batch, both (geometric mean)"
     for key, s, kind in (("swap.read_latency", anon, "anon"), ("swap.write_latency", anon, "anon"),
                          ("disk.read_latency", file, "file")):
         got = (ba if kind == "anon" else bf).get(key)
@@ -202,9 +206,12 @@ def derive(specs: list[GuestSpec]) -> Calibration:
     for k in FS_WAITS:
         c.fs[f"fs.{k}"] = c.devices["disk.read_latency"]
         src[f"fs.{k}"] = f"the data disk's request: [disk] read_latency ({file.name})"
+    # The model's wake-up latency is the allocator's wait from `wakeup_kswapd` to kswapd's run
+    # (its `Woken` state): `kswapd_wait_us`, not `sched_wakeup` -> `sched_switch`, which misses
+    # the remote wake-up's delivery to kswapd's vCPU and kswapd's way back into kswapd().
     for s in (anon, file):
         c.samples += [w for r in reps["anon" if s is anon else "file"]
-                      for w in r.get("kswapd_wakeup_us", [])]
+                      for w in r.get("kswapd_wait_us", [])]
     if len(c.samples) < 50:
         raise ValidateError(f"{anon.real_dir}: the calibration boots traced only "
                             f"{len(c.samples)} kswapd wake-ups; at least 50 are needed")
@@ -242,7 +249,8 @@ def render(c: Calibration, out: Path) -> tuple[str, str]:
     ]
     for k in sorted(c.cost):
         lines += [f"# {c.sources[k]}", f'{k} = "{_ns(c.cost[k])}"']
-    lines += ["# kswapd's wake-up latencies the calibration boots recorded, pooled",
+    lines += ["# kswapd's wake-up latencies the calibration boots recorded (wakeup_kswapd to its "
+              "run), pooled",
               f'wakeup_latency_samples = "{samples_name(out.stem)}"']
     for section in ("swap", "disk"):
         keys = sorted(k for k in c.devices if k.startswith(section + "."))
@@ -258,8 +266,9 @@ def render(c: Calibration, out: Path) -> tuple[str, str]:
     text = "\n".join(lines) + "\n"
     lat = c.samples
     samples = {
-        "what": "kswapd0 wake-up latency: microseconds from each sched_wakeup of kswapd0 to the "
-                "next sched_switch onto it, pooled over the calibration scenarios' kept boots",
+        "what": "kswapd0 wake-up latency: microseconds from the allocator's "
+                "mm_vmscan_wakeup_kswapd to the next mm_vmscan_kswapd_wake (kswapd_wait_us), "
+                "pooled over the calibration scenarios' kept boots",
         "scenarios": c.scenarios,
         "sitting": sitting.as_posix(),
         "wakeups": len(lat),

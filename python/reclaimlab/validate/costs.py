@@ -101,6 +101,31 @@ def from_boots(spec: GuestSpec, reps: list[dict[str, Any]]) -> dict[str, float]:
     return out
 
 
+def wake_to_first_batch(spec: GuestSpec, reps: list[dict[str, Any]]) -> float | None:
+    """kswapd's time, in microseconds, from the start of its run (`mm_vmscan_kswapd_wake`) to
+    its first LRU batch: `[cost] balance_start` when the wake-up latency samples run from the
+    allocator's `mm_vmscan_wakeup_kswapd` to that start (`kswapd_wait_us`), as the guest
+    profile's do. A boot's switch-in to its first batch less its switch-in to the run (their
+    medians), from the scored boots ``reps`` when they trace both, else from the single traced
+    boot scaled to their pace as `from_boots` scales it; None when neither traced enough."""
+    fields = ("switch_in_to_first_batch", "switch_in_to_balance")
+
+    def gap(t: dict[str, Any]) -> float | None:
+        if any(t.get(f, {}).get("n", 0) < MIN_BATCHES for f in fields):
+            return None
+        return t[fields[0]]["median_us"] - t[fields[1]]["median_us"]
+
+    own = _median([g for r in reps if "kswapd_trace" in r
+                   if (g := gap(r["kswapd_trace"])) is not None])
+    if own is not None:
+        return own
+    single = load_trace(spec)
+    if single is None or (g := gap(single["trace"])) is None:
+        return None
+    pace = _pace(kswapd_fates(spec, reps), single["trace"]["kswapd_per_page"])
+    return None if pace is None else g * pace
+
+
 def kswapd_fates(spec: GuestSpec, reps: list[dict[str, Any]]) -> dict[str, float | None]:
     """What a page cost kswapd, in microseconds, by what became of it ("kept", "written",
     "freed"): the median over the scored boots ``reps`` of each boot's median, from their

@@ -122,6 +122,8 @@ pub struct Kswapd {
     pub sleep_events: u64,
     /// CPU time of the last step.
     cost_ns: u64,
+    /// When the current (or last) 100 ms nap runs out.
+    nap_end: u64,
 }
 
 impl Kswapd {
@@ -140,6 +142,7 @@ impl Kswapd {
             wakeups: 0,
             sleep_events: 0,
             cost_ns: 0,
+            nap_end: 0,
         }
     }
 
@@ -158,11 +161,17 @@ impl Kswapd {
     pub fn wake(&mut self, node: &mut Machine) -> Next {
         if matches!(self.state, State::Napping { .. } | State::Asleep { .. }) {
             let latency = node.cfg.cost.kswapd_wakeup_latency(&mut node.wakeup_rng);
-            if latency == 0 {
+            // The latency counts from when the waking task issued the wake-up (it may be
+            // into its step), but a nap cannot be cut short after it has run out.
+            let mut issued = node.kswapd.woken_at.max(node.now);
+            if matches!(self.state, State::Napping { .. }) {
+                issued = issued.min(self.nap_end);
+            }
+            if latency == 0 && issued == node.now {
                 return self.wake_now(node);
             }
             let from = std::mem::replace(&mut self.state, State::Asleep { hz: 0 });
-            let at = node.now + latency;
+            let at = issued + latency;
             self.state = State::Woken {
                 from: Box::new(from),
                 at,
@@ -216,7 +225,8 @@ impl Kswapd {
                         reclaim_order,
                         hz,
                     };
-                    return Next::At(node.now + KSWAPD_NAP_NS);
+                    self.nap_end = node.now + KSWAPD_NAP_NS;
+                    return Next::At(self.nap_end);
                 }
                 self.after_nap(node, alloc_order, reclaim_order, hz, false)
             }

@@ -281,7 +281,9 @@ impl Machine {
         self.vm.add(VmEvent::Pgfault, 1);
         self.vm.add(VmEvent::Pgmajfault, 1);
         t.cost_ns += self.cfg.cost.major_fault_ns;
-        // 6.1 reads ahead by slot on a rotational device, by address otherwise.
+        // 6.1 reads ahead by slot on a rotational device, by address otherwise. A readahead
+        // page that wakes kswapd does so where this task's clock is.
+        self.kswapd.waker_ns = t.cost_ns;
         let ahead = if self.swap.slots.is_some() {
             self.swap_cluster_readahead(vp)
         } else {
@@ -290,6 +292,7 @@ impl Machine {
                 None => 0,
             }
         };
+        self.kswapd.waker_ns = 0;
         // Adding each readahead page to the swap cache and the LRU costs what a page-cache
         // insertion does.
         t.cost_ns += ahead * self.cfg.cost.file_miss_ns;

@@ -122,6 +122,14 @@ pub struct KswapdNode {
     pub lruvec_congested: bool,
     /// Number of `mm_vmscan_wakeup_kswapd` events (actual wakes of a waiting kswapd).
     pub wakeups_requested: u64,
+    /// How far into its step the allocating task's clock is (its `t.cost_ns`) while it is in
+    /// the allocator's slow path or its swap readahead; 0 elsewhere. A task's step batches
+    /// many accesses, and a wake-up it issues happens where its clock is, not at the step's
+    /// start.
+    pub waker_ns: u64,
+    /// When the last `wakeup_kswapd` that woke kswapd was issued: its wake-up latency counts
+    /// from there.
+    pub woken_at: u64,
 }
 
 /// The machine's configuration, whole, as the scenario's machine tables give it (`config.rs`,

@@ -155,6 +155,7 @@ impl Machine {
         }
         let (hz, mt) = (gfp_zone(gfp), gfp_migratetype(gfp));
         let r = self.alloc_slowpath(gfp, order, hz, mt, t);
+        self.kswapd.waker_ns = 0;
         if r.is_ok() {
             t.end_of_request();
         }
@@ -202,6 +203,7 @@ impl Machine {
             t.slowpath_entries = t.slowpath_entries.wrapping_add(1);
             t.cost_ns += self.cfg.cost.slowpath_ns;
             if alloc_flags & ALLOC_KSWAPD != 0 {
+                self.kswapd.waker_ns = t.cost_ns;
                 self.wake_all_kswapds(order, gfp, hz);
             }
             if let Some(p) = self.get_page_from_freelist(order, alloc_flags, hz, mt) {
@@ -225,6 +227,7 @@ impl Machine {
             }
             if !resume {
                 if alloc_flags & ALLOC_KSWAPD != 0 {
+                    self.kswapd.waker_ns = t.cost_ns;
                     self.wake_all_kswapds(order, gfp, hz);
                 }
                 if let Some(p) = self.get_page_from_freelist(order, alloc_flags, hz, mt) {
@@ -388,7 +391,9 @@ impl Machine {
             // kcompactd would be woken here for non-blocking high-order requests.
             return;
         }
-        let (now, nid) = (self.now, self.nid);
+        // Issued where the waking task's clock is (`waker_ns`).
+        let (now, nid) = (self.now + self.kswapd.waker_ns, self.nid);
+        self.kswapd.woken_at = now;
         self.trace(|| {
             let (zid, gfp) = (zone, gfp);
             (
