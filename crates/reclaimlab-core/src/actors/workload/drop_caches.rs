@@ -3,8 +3,7 @@
 //! 0 (`drop_slab`), 3 both (core-mm §6).
 
 use super::spec::DropCachesSpec;
-use super::task::{Task, Work};
-use super::Origin;
+use super::task::{Origin, Task, Work};
 use crate::machine::Machine;
 use crate::world::{StepCx, Wake};
 

@@ -7,8 +7,8 @@
 //! for xfsaild to free space (mechanisms §A.6 recipe; seed 002's fsmark).
 
 use super::spec::FsmarkSpec;
-use super::task::{Task, Work};
-use super::{Origin, QUANTUM_NS};
+use super::task::{Origin, Task, Work};
+use super::QUANTUM_NS;
 use crate::engine::histogram::Latency;
 use crate::engine::Rng;
 use crate::machine::fs::NONE;

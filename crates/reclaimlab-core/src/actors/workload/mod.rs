@@ -23,6 +23,7 @@ use crate::machine::{Access, Machine};
 use crate::trace::TraceError;
 use crate::world::{Failure, StepCx, Wake};
 use spec::{AccessPattern, AnonSpec, FileOp, FileSpec};
+pub use task::Origin;
 use task::{Task, Work};
 use trace::TraceReplay;
 use zipf::Zipf;
@@ -90,19 +91,6 @@ fn prefetch<T>(p: *const T) {
 enum Phase {
     Running,
     Holding,
-}
-
-/// Where a thread comes from: its workload (process), the run's seed and its schedule.
-#[derive(Debug, Clone, Copy)]
-pub struct Origin<'a> {
-    pub workload: &'a str,
-    pub task: usize,
-    /// Its pid in trace output and the CPU it runs on.
-    pub pid: u32,
-    pub cpu: u32,
-    pub seed: u64,
-    pub start_ns: u64,
-    pub deadline_ns: Option<u64>,
 }
 
 /// What the simulation loop does with a thread after a step.

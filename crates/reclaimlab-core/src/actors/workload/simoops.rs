@@ -5,8 +5,8 @@
 //! the oldest once the new unit's memory is held, so it allocates steadily without growing.
 
 use super::spec::SimoopsSpec;
-use super::task::{Task, Work};
-use super::{Origin, QUANTUM_NS};
+use super::task::{Origin, Task, Work};
+use super::QUANTUM_NS;
 use crate::engine::histogram::Latency;
 use crate::engine::Rng;
 use crate::machine::{Access, Machine, PAGE_SIZE};

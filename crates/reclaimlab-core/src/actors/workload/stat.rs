@@ -7,8 +7,8 @@
 //! never inside a transaction: their allocations are GFP_KERNEL.
 
 use super::spec::StatSpec;
-use super::task::{Task, Work};
-use super::{Origin, QUANTUM_NS};
+use super::task::{Origin, Task, Work};
+use super::QUANTUM_NS;
 use crate::engine::histogram::Latency;
 use crate::machine::{Access, Machine};
 use crate::world::{StepCx, Wake};

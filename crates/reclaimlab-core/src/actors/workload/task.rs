@@ -9,9 +9,21 @@ use std::any::Any;
 use std::fmt::Debug;
 use std::ops::Deref;
 
-use super::Origin;
 use crate::machine::{Access, Machine, Signal, TaskCtx};
 use crate::world::{Actor, StepCx, Wake};
+
+/// Where a thread comes from: its workload (process), the run's seed and its schedule.
+#[derive(Debug, Clone, Copy)]
+pub struct Origin<'a> {
+    pub workload: &'a str,
+    pub task: usize,
+    /// Its pid in trace output and the CPU it runs on.
+    pub pid: u32,
+    pub cpu: u32,
+    pub seed: u64,
+    pub start_ns: u64,
+    pub deadline_ns: Option<u64>,
+}
 
 /// A workload's own part of a thread.
 pub trait Work: Sized + Debug + 'static {
