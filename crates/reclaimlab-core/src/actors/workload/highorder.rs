@@ -77,7 +77,7 @@ impl Thread {
     }
 
     pub fn highorder_stats(&self) -> Option<HighOrderStats> {
-        match &self.kind {
+        match &self.work.kind {
             Kind::HighOrder(h) => Some(h.stats),
             _ => None,
         }
@@ -85,7 +85,7 @@ impl Thread {
 
     /// Give back kernel memory the thread still holds (its process exited or was killed).
     pub fn release(&mut self, node: &mut Machine) {
-        if let Kind::HighOrder(h) = &mut self.kind {
+        if let Kind::HighOrder(h) = &mut self.work.kind {
             while let Some(Reverse((_, _, pfn))) = h.live.pop() {
                 node.free_pages(pfn, h.order);
             }
@@ -94,7 +94,7 @@ impl Thread {
 
     pub(super) fn step_highorder(&mut self, node: &mut Machine) -> Step {
         let now = node.now;
-        let Kind::HighOrder(h) = &mut self.kind else {
+        let Kind::HighOrder(h) = &mut self.work.kind else {
             unreachable!("step_highorder on another kind");
         };
         while let Some(&Reverse((t, _, pfn))) = h.live.peek() {
@@ -117,7 +117,7 @@ impl Thread {
                     node.mark_kernel_pages(pfn, h.order);
                     let life = if h.exponential {
                         // Inverse CDF; 1 - u is in (0, 1], so the log is finite.
-                        let u = self.rng.next_f64();
+                        let u = self.work.rng.next_f64();
                         (-(1.0 - u).ln() * h.lifetime_ns as f64) as u64
                     } else {
                         h.lifetime_ns
@@ -145,7 +145,7 @@ impl Thread {
                 Err(_) => h.stats.failed += 1,
             }
             h.stats.attempts += 1;
-            self.accesses += 1;
+            self.work.accesses += 1;
             h.next_ns += h.interval_ns;
             n += 1;
         }

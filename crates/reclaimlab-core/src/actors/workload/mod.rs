@@ -13,15 +13,18 @@ pub mod highorder;
 pub mod simoops;
 pub mod spec;
 pub mod stat;
+pub mod task;
 pub mod trace;
 pub mod zipf;
 
 use crate::engine::units::{NS_PER_MS, NS_PER_US};
 use crate::engine::Rng;
-use crate::machine::{Access, Machine, Signal, TaskCtx};
+use crate::machine::{Access, Machine};
 use crate::trace::TraceError;
-use crate::world::{Actor, Failure, StepCx, Wake};
+use crate::world::{Failure, StepCx, Wake};
 use spec::{AccessPattern, AnonSpec, FileOp, FileSpec};
+pub use task::Origin;
+use task::{Task, Work};
 use trace::TraceReplay;
 use zipf::Zipf;
 
@@ -88,20 +91,6 @@ fn prefetch<T>(p: *const T) {
 enum Phase {
     Running,
     Holding,
-    Done,
-}
-
-/// Where a thread comes from: its workload (process), the run's seed and its schedule.
-#[derive(Debug, Clone, Copy)]
-pub struct Origin<'a> {
-    pub workload: &'a str,
-    pub task: usize,
-    /// Its pid in trace output and the CPU it runs on.
-    pub pid: u32,
-    pub cpu: u32,
-    pub seed: u64,
-    pub start_ns: u64,
-    pub deadline_ns: Option<u64>,
 }
 
 /// What the simulation loop does with a thread after a step.
@@ -111,13 +100,10 @@ pub enum Step {
     Finished,
 }
 
+pub type Thread = Task<ThreadWork>;
+
 #[derive(Debug)]
-pub struct Thread {
-    /// `workload/anon`, `workload/file` or `workload/trace`: also the name of its random stream.
-    pub name: String,
-    pub task: usize,
-    pub pid: u32,
-    pub cpu: u32,
+pub struct ThreadWork {
     kind: Kind,
     base: u32,
     pages: u32,
@@ -127,20 +113,11 @@ pub struct Thread {
     hold_ns: u64,
     phase: Phase,
     rng: Rng,
-    ctx: TaskCtx,
     /// An access that must be retried (allocation back-off): (vpage, write).
     pending: Option<(u32, bool)>,
     ahead: Lookahead,
-    pub start_ns: u64,
-    pub deadline_ns: Option<u64>,
     /// Accesses completed.
     pub accesses: u64,
-    /// Time spent in direct reclaim.
-    pub stall_ns: u64,
-    /// Time spent waiting for I/O (major faults, read misses) and allocation back-offs.
-    pub wait_ns: u64,
-    pub finished_ns: Option<u64>,
-    pub killed: bool,
     /// A trace that could not be read during the run; the simulation stops with it.
     pub error: Option<TraceError>,
 }
@@ -156,13 +133,7 @@ impl Thread {
         hold_ns: u64,
     ) -> Thread {
         let name = format!("{}/{role}", o.workload);
-        let (task, start_ns, deadline_ns) = (o.task, o.start_ns, o.deadline_ns);
-        let rng = Rng::for_actor(o.seed, &name);
-        Thread {
-            name,
-            task,
-            pid: o.pid,
-            cpu: o.cpu,
+        let work = ThreadWork {
             kind,
             base,
             pages,
@@ -171,22 +142,13 @@ impl Thread {
             pos: 0,
             hold_ns,
             phase: Phase::Running,
-            rng,
-            ctx: TaskCtx {
-                task,
-                ..Default::default()
-            },
+            rng: Rng::for_actor(o.seed, &name),
             pending: None,
             ahead: Lookahead::default(),
-            start_ns,
-            deadline_ns,
             accesses: 0,
-            stall_ns: 0,
-            wait_ns: 0,
-            finished_ns: None,
-            killed: false,
             error: None,
-        }
+        };
+        Task::from_origin(o, name, work)
     }
 
     /// The thread of a `[workload.anon]` table over the region at `base`.
@@ -222,55 +184,48 @@ impl Thread {
     }
 
     pub fn is_trace(&self) -> bool {
-        matches!(self.kind, Kind::Trace { .. })
+        matches!(self.work.kind, Kind::Trace { .. })
     }
 
     /// Records replayed so far (trace threads; 0 for the others).
     pub fn records_replayed(&self) -> u64 {
-        match &self.kind {
+        match &self.work.kind {
             Kind::Trace { replay, .. } => replay.records_replayed,
             _ => 0,
         }
     }
 
-    pub fn is_finished(&self) -> bool {
-        self.phase == Phase::Done
-    }
-
-    /// Stop the thread (its process exited or was killed).
+    /// Stop the thread (its process exited or was killed); `ThreadWork::exit` leaves the
+    /// process.
     pub fn stop(&mut self, now: u64, killed: bool) {
-        if self.phase != Phase::Done {
-            self.phase = Phase::Done;
-            self.finished_ns = Some(now);
-            self.killed = killed;
-        }
+        self.end(now, killed);
     }
 
     /// The next page to touch and whether the access writes.
     #[inline]
     fn next_access(&mut self, pte: &[u32]) -> (u32, bool) {
-        if let Some(p) = self.pending.take() {
+        if let Some(p) = self.work.pending.take() {
             return p;
         }
-        match &self.kind {
+        match &self.work.kind {
             Kind::Anon {
                 pattern: AccessPattern::Sequential,
                 write_fraction,
                 ..
             } => {
                 let wf = *write_fraction;
-                let write = wf >= 1.0 || (wf > 0.0 && self.rng.next_f64() < wf);
-                (self.base + self.pos as u32, write)
+                let write = wf >= 1.0 || (wf > 0.0 && self.work.rng.next_f64() < wf);
+                (self.work.base + self.work.pos as u32, write)
             }
             Kind::Anon { .. } => {
-                if self.ahead.pos == self.ahead.len {
+                if self.work.ahead.pos == self.work.ahead.len {
                     self.refill_ahead(pte);
                 }
-                let a = self.ahead.buf[self.ahead.pos];
-                self.ahead.pos += 1;
+                let a = self.work.ahead.buf[self.work.ahead.pos];
+                self.work.ahead.pos += 1;
                 a
             }
-            Kind::File { write } => (self.base + self.pos as u32, *write),
+            Kind::File { write } => (self.work.base + self.work.pos as u32, *write),
             Kind::Trace { .. } | Kind::HighOrder(_) => {
                 unreachable!("trace and high-order threads have their own steps")
             }
@@ -284,7 +239,7 @@ impl Thread {
             zipf,
             write_fraction,
             ..
-        } = &self.kind
+        } = &self.work.kind
         else {
             unreachable!("look-ahead is for anonymous random and Zipf accesses");
         };
@@ -299,17 +254,18 @@ impl Thread {
         for k in 0..AHEAD {
             match (pattern, alias) {
                 (AccessPattern::Zipf { .. }, Some(a)) => {
-                    words[k] = self.rng.next_u64();
+                    words[k] = self.work.rng.next_u64();
                     cols[k] = a.column(words[k]);
                     prefetch(a.column_ptr(cols[k]));
                 }
                 (AccessPattern::Zipf { .. }, None) => {
-                    cols[k] = (zipf.as_ref().expect("zipf").sample(&mut self.rng) - 1) as usize;
+                    cols[k] =
+                        (zipf.as_ref().expect("zipf").sample(&mut self.work.rng) - 1) as usize;
                 }
-                _ => cols[k] = self.rng.below(self.pages as u64) as usize,
+                _ => cols[k] = self.work.rng.below(self.work.pages as u64) as usize,
             }
-            let write = wf >= 1.0 || (wf > 0.0 && self.rng.next_f64() < wf);
-            self.ahead.buf[k].1 = write;
+            let write = wf >= 1.0 || (wf > 0.0 && self.work.rng.next_f64() < wf);
+            self.work.ahead.buf[k].1 = write;
         }
         // Pass 2: resolve alias columns, prefetch the page-table entries.
         for k in 0..AHEAD {
@@ -319,21 +275,21 @@ impl Thread {
                 }
                 _ => cols[k] as u64,
             };
-            let vp = self.base + idx as u32;
+            let vp = self.work.base + idx as u32;
             prefetch(&pte[vp as usize]);
-            self.ahead.buf[k].0 = vp;
+            self.work.ahead.buf[k].0 = vp;
         }
-        self.ahead.pos = 0;
-        self.ahead.len = AHEAD;
+        self.work.ahead.pos = 0;
+        self.work.ahead.len = AHEAD;
     }
 
     /// Run one chunk at `node.now`.
     pub fn step(&mut self, node: &mut Machine) -> Step {
         let now = node.now;
-        if self.phase == Phase::Done {
+        if self.is_finished() {
             return Step::Finished;
         }
-        if self.deadline_ns.is_some_and(|d| now >= d) || self.phase == Phase::Holding {
+        if self.deadline_ns.is_some_and(|d| now >= d) || self.work.phase == Phase::Holding {
             // A read stopped while its read-ahead window was filling leaves no pages behind.
             if let Some(ra) = self.ctx.readahead.take() {
                 node.readahead_free(ra);
@@ -342,28 +298,28 @@ impl Thread {
             return Step::Finished;
         }
         self.ctx.begin_step();
-        if matches!(self.kind, Kind::Trace { .. }) {
+        if matches!(self.work.kind, Kind::Trace { .. }) {
             return self.step_trace(node);
         }
-        if matches!(self.kind, Kind::HighOrder(_)) {
+        if matches!(self.work.kind, Kind::HighOrder(_)) {
             return self.step_highorder(node);
         }
-        let is_file = matches!(self.kind, Kind::File { .. });
-        let think_ns = match self.kind {
+        let is_file = matches!(self.work.kind, Kind::File { .. });
+        let think_ns = match self.work.kind {
             Kind::Anon { think_ns, .. } => think_ns,
             Kind::File { .. } | Kind::Trace { .. } | Kind::HighOrder(_) => 0,
         };
-        let writes_file = matches!(self.kind, Kind::File { write: true });
+        let writes_file = matches!(self.work.kind, Kind::File { write: true });
         if writes_file {
             if let Some(pause) = dirty_throttle(node) {
                 self.wait_ns += pause;
                 return Step::At(now + pause);
             }
         }
-        let region_end = self.base + self.pages;
+        let region_end = self.work.base + self.work.pages;
         let mut n = 0;
         loop {
-            if self.pass >= self.passes {
+            if self.work.pass >= self.work.passes {
                 return self.end_of_passes(now + self.ctx.cost_ns);
             }
             let (vp, write) = self.next_access(&node.pte);
@@ -375,7 +331,7 @@ impl Thread {
             self.ctx.cost_ns += think_ns;
             match r {
                 Access::Done | Access::Block(_) => self.advance(),
-                Access::Retry(_) | Access::Yield => self.pending = Some((vp, write)),
+                Access::Retry(_) | Access::Yield => self.work.pending = Some((vp, write)),
                 Access::Killed => {}
             }
             n += 1;
@@ -393,22 +349,22 @@ impl Thread {
         let now = node.now;
         let mut n = 0;
         loop {
-            if self.pass >= self.passes {
+            if self.work.pass >= self.work.passes {
                 return self.end_of_passes(now + self.ctx.cost_ns);
             }
-            let Kind::Trace { replay, think_ns } = &mut self.kind else {
+            let Kind::Trace { replay, think_ns } = &mut self.work.kind else {
                 unreachable!("step_trace on a trace thread only");
             };
             let think_ns = *think_ns;
             if replay.cur.is_none() {
-                match replay.fetch(&mut self.rng) {
+                match replay.fetch(&mut self.work.rng) {
                     Ok(true) => {}
                     Ok(false) => {
-                        self.pass += 1;
+                        self.work.pass += 1;
                         continue;
                     }
                     Err(e) => {
-                        self.error = Some(e);
+                        self.work.error = Some(e);
                         self.stop(now + self.ctx.cost_ns, false);
                         self.stall_ns += self.ctx.stall_ns;
                         return Step::Finished;
@@ -430,7 +386,7 @@ impl Thread {
             self.ctx.cost_ns += think_ns;
             if matches!(r, Access::Done | Access::Block(_)) {
                 replay.advance();
-                self.accesses += 1;
+                self.work.accesses += 1;
             }
             n += 1;
             if let Some(step) = self.after_access(now, r, n) {
@@ -469,20 +425,20 @@ impl Thread {
 
     #[inline]
     fn advance(&mut self) {
-        self.accesses += 1;
-        self.pos += 1;
-        if self.pos >= self.pages as u64 {
-            self.pos = 0;
-            self.pass += 1;
+        self.work.accesses += 1;
+        self.work.pos += 1;
+        if self.work.pos >= self.work.pages as u64 {
+            self.work.pos = 0;
+            self.work.pass += 1;
         }
     }
 
     /// Every pass is done at `t`: hold the memory for `hold_ns` if asked, else exit.
     fn end_of_passes(&mut self, t: u64) -> Step {
-        if self.hold_ns > 0 {
-            self.phase = Phase::Holding;
+        if self.work.hold_ns > 0 {
+            self.work.phase = Phase::Holding;
             // The workload's `duration` ends the hold too: it exits then, holding or not.
-            let until = t + self.hold_ns;
+            let until = t + self.work.hold_ns;
             let until = self.deadline_ns.map_or(until, |d| until.min(d.max(t)));
             return self.yield_at(until);
         }
@@ -508,66 +464,27 @@ fn dirty_throttle(node: &Machine) -> Option<u64> {
     Some((excess * node.disk.ns_per_page).clamp(DIRTY_PAUSE_MIN_NS, DIRTY_PAUSE_MAX_NS))
 }
 
-impl Actor for Thread {
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    fn cpu(&self) -> u32 {
-        self.cpu
-    }
-
-    fn pid(&self) -> Option<u32> {
-        Some(self.pid)
-    }
-
-    fn step(&mut self, cx: &mut StepCx) -> Wake {
-        let step = Thread::step(self, cx.machine());
+impl Work for ThreadWork {
+    fn step(t: &mut Thread, cx: &mut StepCx) -> Wake {
+        let step = Thread::step(t, cx.machine());
         // What the chunk did on the CPU: accesses, faults, reclaim, think time.
-        cx.charge_cpu(self.ctx.cpu_ns());
+        cx.charge_cpu(t.ctx.cpu_ns());
         match step {
-            Step::At(t) => Wake::At(t),
+            Step::At(at) => Wake::At(at),
             Step::Finished => {
-                if let Some(e) = self.error.take() {
+                if let Some(e) = t.work.error.take() {
                     cx.fail(Failure::Trace(e));
                 }
-                self.exit(cx.machine());
+                Self::exit(t, cx.machine());
                 Wake::Done
             }
         }
     }
 
-    fn wants(&self, signal: Signal) -> bool {
-        matches!(signal, Signal::OomKill(_))
-    }
-
-    /// The OOM killer chose this thread's process: it dies where it stands.
-    fn on_signal(&mut self, signal: Signal, cx: &mut StepCx) -> Option<Wake> {
-        match signal {
-            Signal::OomKill(victim) if victim == self.task => {
-                self.stop(cx.now(), true);
-                self.exit(cx.machine());
-                Some(Wake::Done)
-            }
-            _ => None,
-        }
-    }
-
-    fn holds_run_open(&self) -> bool {
-        !self.is_finished()
-    }
-
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
-}
-
-impl Thread {
-    /// Leave the process: give back the kernel memory it holds and drop its use of the
-    /// address space (the last thread out tears it down).
-    fn exit(&mut self, m: &mut Machine) {
-        m.abandon_reclaim(&mut self.ctx);
-        self.release(m);
-        m.mmput(self.task);
+    /// Give back the kernel memory it holds, then leave the process.
+    fn exit(t: &mut Thread, m: &mut Machine) {
+        m.abandon_reclaim(&mut t.ctx);
+        t.release(m);
+        m.mmput(t.task);
     }
 }

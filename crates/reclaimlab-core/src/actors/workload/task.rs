@@ -1,0 +1,197 @@
+//! What every workload thread has in common, in one place: `Task<W>` holds a thread's identity
+//! (name, pid, CPU, process), its schedule, its `TaskCtx`, the time it stalled and waited and
+//! how it ended, and is the one `Actor` of every workload; `W` (`Work`) is what a workload
+//! keeps for itself and its step. A workload file declares its state, its step and, where
+//! its exit differs, what leaving the process means; OOM kills, the run's end and the
+//! deadline are handled here for all of them.
+
+use std::any::Any;
+use std::fmt::Debug;
+use std::ops::Deref;
+
+use crate::machine::{Access, Machine, Signal, TaskCtx};
+use crate::world::{Actor, StepCx, Wake};
+
+/// Where a thread comes from: its workload (process), the run's seed and its schedule.
+#[derive(Debug, Clone, Copy)]
+pub struct Origin<'a> {
+    pub workload: &'a str,
+    pub task: usize,
+    /// Its pid in trace output and the CPU it runs on.
+    pub pid: u32,
+    pub cpu: u32,
+    pub seed: u64,
+    pub start_ns: u64,
+    pub deadline_ns: Option<u64>,
+}
+
+/// A workload's own part of a thread.
+pub trait Work: Sized + Debug + 'static {
+    /// Whether the OOM killer's choice of the thread's process ends the thread (`false` for
+    /// a one-shot command such as `drop_caches`, which runs to its end).
+    const OOM_KILLABLE: bool = true;
+
+    /// Run one bounded chunk of work at `cx.now()`.
+    fn step(t: &mut Task<Self>, cx: &mut StepCx) -> Wake;
+
+    /// Leave the process once finished: drop the thread's use of the address space (the
+    /// last thread out tears it down).
+    fn exit(t: &mut Task<Self>, m: &mut Machine) {
+        m.mmput(t.task);
+    }
+}
+
+#[derive(Debug)]
+pub struct Task<W> {
+    /// `workload/role`: also the name of its random stream.
+    pub name: String,
+    pub pid: u32,
+    pub cpu: u32,
+    /// Its process (`TaskMm`) in the machine.
+    pub task: usize,
+    pub start_ns: u64,
+    pub deadline_ns: Option<u64>,
+    pub ctx: TaskCtx,
+    /// Time spent in direct reclaim.
+    pub stall_ns: u64,
+    /// Time spent waiting for I/O, log space and allocation back-offs.
+    pub wait_ns: u64,
+    pub finished_ns: Option<u64>,
+    pub killed: bool,
+    pub work: W,
+}
+
+impl<W> Task<W> {
+    pub fn from_origin(o: &Origin, name: String, work: W) -> Task<W> {
+        Task {
+            name,
+            pid: o.pid,
+            cpu: o.cpu,
+            task: o.task,
+            start_ns: o.start_ns,
+            deadline_ns: o.deadline_ns,
+            ctx: TaskCtx {
+                task: o.task,
+                ..Default::default()
+            },
+            stall_ns: 0,
+            wait_ns: 0,
+            finished_ns: None,
+            killed: false,
+            work,
+        }
+    }
+
+    /// Mark the thread finished at `t`; `true` the first time (the caller then exits it).
+    pub fn end(&mut self, t: u64, killed: bool) -> bool {
+        if self.finished_ns.is_some() {
+            return false;
+        }
+        self.finished_ns = Some(t);
+        self.killed = killed;
+        true
+    }
+
+    pub fn is_finished(&self) -> bool {
+        self.finished_ns.is_some()
+    }
+}
+
+impl<W: Work> Task<W> {
+    /// Finish at `t` and leave the process (once).
+    pub fn finish(&mut self, m: &mut Machine, t: u64, killed: bool) -> Wake {
+        if self.end(t, killed) {
+            W::exit(self, m);
+        }
+        Wake::Done
+    }
+
+    /// The wake-up after an access or create that did not complete: wait for the I/O, back
+    /// off and retry, yield, or die as the OOM victim.
+    pub fn not_done(&mut self, m: &mut Machine, now: u64, a: Access) -> Wake {
+        let t = now + self.ctx.cost_ns;
+        match a {
+            Access::Done | Access::Yield => Wake::At(t),
+            Access::Block(until) => {
+                self.wait_ns += until.saturating_sub(t);
+                Wake::At(until.max(t))
+            }
+            Access::Retry(sleep) => {
+                self.wait_ns += sleep;
+                Wake::At(t + sleep)
+            }
+            Access::Killed => self.finish(m, t, true),
+        }
+    }
+
+    /// The usual step: a fresh `TaskCtx` step, the end at the deadline, `run` for the chunk,
+    /// its direct-reclaim time counted and its CPU time charged.
+    pub fn chunk(
+        &mut self,
+        cx: &mut StepCx,
+        run: fn(&mut Self, &mut Machine, u64) -> Wake,
+    ) -> Wake {
+        let now = cx.now();
+        self.ctx.begin_step();
+        let m = cx.machine();
+        let wake = if self.finished_ns.is_some() {
+            Wake::Done
+        } else if self.deadline_ns.is_some_and(|d| now >= d) {
+            self.finish(m, now, false)
+        } else {
+            run(self, m, now)
+        };
+        self.stall_ns += self.ctx.stall_ns;
+        cx.charge_cpu(self.ctx.cpu_ns());
+        wake
+    }
+}
+
+/// Observers read a workload's own figures through the task (`fsmark.created`).
+impl<W> Deref for Task<W> {
+    type Target = W;
+    fn deref(&self) -> &W {
+        &self.work
+    }
+}
+
+impl<W: Work> Actor for Task<W> {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn cpu(&self) -> u32 {
+        self.cpu
+    }
+
+    fn pid(&self) -> Option<u32> {
+        Some(self.pid)
+    }
+
+    fn step(&mut self, cx: &mut StepCx) -> Wake {
+        W::step(self, cx)
+    }
+
+    fn wants(&self, signal: Signal) -> bool {
+        W::OOM_KILLABLE && matches!(signal, Signal::OomKill(_))
+    }
+
+    /// The OOM killer chose this thread's process: it dies where it stands.
+    fn on_signal(&mut self, signal: Signal, cx: &mut StepCx) -> Option<Wake> {
+        match signal {
+            Signal::OomKill(victim) if victim == self.task => {
+                let now = cx.now();
+                Some(self.finish(cx.machine(), now, true))
+            }
+            _ => None,
+        }
+    }
+
+    fn holds_run_open(&self) -> bool {
+        !self.is_finished()
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
