@@ -1,17 +1,21 @@
 //! The generated scenarios: random valid hosts whose workloads are sized against their RAM
 //! (issue 36), so that most cases reach reclaim and the paths behind it.
 //!
-//! A case is one of four kinds (drawn 6 : 4 : 6 : 5):
+//! A case is one of four kinds (drawn 4 : 5 : 9 : 6):
 //! - a host alone: anonymous, file and high-order mixes;
 //! - a host with an XFS filesystem (`[fs]`): fsmark, simoops and drop_caches besides them;
 //! - a KVM host whose guest overcommits it: the guest's RAM is most of the host's, its
 //!   program writes most of it and exits (what the hinting variants report), while the
-//!   host's own workloads press on what is left;
-//! - a Xen host: dom0's workloads press on its RAM while a domU keeps its block rings busy.
+//!   host's own workloads press on what is left; D2's arrays (half the guests) report only
+//!   from a guest aged finely enough that its frees stay a thousand separate blocks;
+//! - a Xen host: dom0's workloads press on its RAM while a domU keeps its block rings busy
+//!   (mostly with B2/B3, the pools dom0's shrinkers squeeze).
 //!
 //! The working set (anonymous and file sizes together) is 0.5x-3x of the host's RAM, split
 //! among one to three workloads; swap is none (a third of the cases) or a quarter to twice
-//! the RAM. Each case runs long enough for its working set to be touched as many times as it
+//! the RAM. High-order streams start anywhere in the first 80 % of the run, most of them
+//! once the working set has filled and fragmented the host (a stream at the start is served
+//! from free memory and never compacts). Each case runs long enough for its working set to be touched as many times as it
 //! asks (an estimate per page from the cost model's defaults), scaled by a drawn factor.
 //!
 //! Each case is a scenario *file* ([`Gen::toml`]): proptest shrinks a failing case through
