@@ -10,7 +10,8 @@
 //! `reclaimlab run --check-invariants every`.
 //!
 //! `RECLAIMLAB_GENERATED_CASES` sets the number of cases (default 300, what CI runs; the long
-//! run in BENCHMARKS.md used more).
+//! run in BENCHMARKS.md: 4 x 2,500), `RECLAIMLAB_GENERATED_PROGRESS=N` prints the coverage
+//! table every N cases, and `replay_one_case` (ignored) runs one dumped or failed case.
 //!
 //! Former failures: the minimal scenarios of violations the generator found are kept in
 //! `tests/generated-failures/`, and `former_failures_keep_every_invariant` runs each of them
