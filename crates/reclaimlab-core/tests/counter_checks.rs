@@ -105,6 +105,8 @@ fn a_run_under_pressure_keeps_every_cross_check_and_each_wrong_counter_trips_one
     // The run reached what the checks below corrupt.
     for e in [
         VmEvent::PgstealKswapd,
+        VmEvent::PgstealDirect,
+        VmEvent::PgstealAnon,
         VmEvent::PgscanDirect,
         VmEvent::Pswpin,
         VmEvent::SwapRa,
@@ -143,6 +145,23 @@ fn a_run_under_pressure_keeps_every_cross_check_and_each_wrong_counter_trips_one
         },
         "pgsteal_kswapd",
     );
+    // The same for direct reclaim, and by type (anonymous pages freed beyond those scanned).
+    wrong(
+        &|c| {
+            let d = ev(VmEvent::PgscanDirect) - ev(VmEvent::PgstealDirect) + 1;
+            set(c, VmEvent::PgscanDirect, ev(VmEvent::PgscanDirect) - d);
+            set(c, VmEvent::PgscanKswapd, ev(VmEvent::PgscanKswapd) + d);
+        },
+        "pgsteal_direct",
+    );
+    wrong(
+        &|c| {
+            let d = ev(VmEvent::PgscanAnon) - ev(VmEvent::PgstealAnon) + 1;
+            set(c, VmEvent::PgscanAnon, ev(VmEvent::PgscanAnon) - d);
+            set(c, VmEvent::PgscanFile, ev(VmEvent::PgscanFile) + d);
+        },
+        "pgsteal_anon",
+    );
     wrong(
         &|c| {
             for z in 0..5 {
@@ -150,6 +169,13 @@ fn a_run_under_pressure_keeps_every_cross_check_and_each_wrong_counter_trips_one
             }
         },
         "without an allocstall",
+    );
+    wrong(
+        &|c| {
+            let stalls: u64 = (0..5).map(|z| ev(VmEvent::allocstall(z))).sum();
+            set(c, VmEvent::PgscanDirectThrottle, stalls + 1);
+        },
+        "pgscan_direct_throttle",
     );
     wrong(
         &|c| set(c, VmEvent::Pswpin, ev(VmEvent::PgstealAnon) + 1),
@@ -167,6 +193,20 @@ fn a_run_under_pressure_keeps_every_cross_check_and_each_wrong_counter_trips_one
         &|c| set(c, VmEvent::Pgmajfault, 0),
         "swap-in faults but pgmajfault",
     );
+    // More readahead pages than pages read, more major faults than faults, more pages written
+    // to swap than anonymous pages reclaim scanned.
+    wrong(
+        &|c| set(c, VmEvent::SwapRa, ev(VmEvent::Pswpin) + 1),
+        "swap_ra",
+    );
+    wrong(
+        &|c| set(c, VmEvent::Pgfault, ev(VmEvent::Pgmajfault) - 1),
+        "pgmajfault",
+    );
+    wrong(
+        &|c| set(c, VmEvent::Pswpout, ev(VmEvent::PgscanAnon) + 1),
+        "pswpout",
+    );
     wrong(
         &|c| {
             c.node[NodeStat::WorkingsetRefaultFile as usize] = ev(VmEvent::PgstealFile) + 1;
@@ -179,6 +219,13 @@ fn a_run_under_pressure_keeps_every_cross_check_and_each_wrong_counter_trips_one
             c.node[NodeStat::WorkingsetActivateAnon as usize] = r + 1;
         },
         "workingset_activate_anon",
+    );
+    wrong(
+        &|c| {
+            let a = c.stat(NodeStat::WorkingsetActivateFile);
+            c.node[NodeStat::WorkingsetRestoreFile as usize] = a + 1;
+        },
+        "workingset_restore_file",
     );
     wrong(
         &|c| set(c, VmEvent::CompactStall, ev(VmEvent::CompactStall) + 1),

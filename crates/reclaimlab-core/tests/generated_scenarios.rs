@@ -10,7 +10,8 @@
 //! `reclaimlab run --check-invariants every`.
 //!
 //! `RECLAIMLAB_GENERATED_CASES` sets the number of cases (default 300, what CI runs; the long
-//! run in BENCHMARKS.md used more).
+//! run in BENCHMARKS.md: 4 x 2,500), `RECLAIMLAB_GENERATED_PROGRESS=N` prints the coverage
+//! table every N cases, and `replay_one_case` (ignored) runs one dumped or failed case.
 //!
 //! Former failures: the minimal scenarios of violations the generator found are kept in
 //! `tests/generated-failures/`, and `former_failures_keep_every_invariant` runs each of them
@@ -36,6 +37,9 @@ fn failure_file() -> PathBuf {
 
 /// Scenarios run (shrinking steps included), for the long run's figures.
 static RUN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// When the generated run started (for the progress lines).
+static STARTED: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
 
 /// Coverage of the passing cases (shrinking steps not counted).
 static COVERAGE: Mutex<Option<Coverage>> = Mutex::new(None);
@@ -95,6 +99,33 @@ fn run_checked(text: &str, mode: Option<InvariantMode>) -> Result<u16, String> {
             out.events,
             out.wall_ns as f64 / 1e6
         );
+        // A guest's fate (killed, finished, what it reported), for tuning the generator.
+        if let Ok(v) = serde_json::from_str::<serde_json::Value>(&out.summary_json) {
+            if let Some(g) = v.get("guests") {
+                eprintln!("  guests: {g}");
+            }
+        }
+        for (name, text) in &out.extra_files {
+            if name.starts_with("guests/") && name.ends_with("/vmstat") {
+                let keep = [
+                    "pgfree ",
+                    "pgalloc_dma ",
+                    "pgalloc_dma32 ",
+                    "oom_kill ",
+                    "pgfault ",
+                ];
+                let lines: Vec<&str> = text
+                    .lines()
+                    .filter(|l| keep.iter().any(|k| l.starts_with(k)))
+                    .collect();
+                eprintln!("  {name}: {}", lines.join(", "));
+            }
+            if std::env::var_os("RECLAIMLAB_GENERATED_REPLAY").is_some()
+                && name.starts_with("guests/")
+            {
+                eprintln!("--- {name}\n{text}");
+            }
+        }
     }
     Ok(reached)
 }
@@ -108,17 +139,30 @@ fn check(g: &generated::Gen) -> Result<(), TestCaseError> {
     let outcome = std::panic::catch_unwind(|| run_checked(&text, None));
     let why = match outcome {
         Ok(Ok(bits)) => {
+            let bits = coverage::with_hinting(bits, g.kvm_hinting());
             // Each case's scenario, named after the paths it reached (for tuning the generator).
             if let Some(dir) = std::env::var_os("RECLAIMLAB_GENERATED_DUMP") {
                 let n = RUN.load(std::sync::atomic::Ordering::Relaxed);
-                let f = PathBuf::from(dir).join(format!("case-{n:05}-{bits:010b}.toml"));
+                let f = PathBuf::from(dir).join(format!("case-{n:05}-{bits:011b}.toml"));
                 let _ = std::fs::write(f, &text);
             }
-            COVERAGE
-                .lock()
-                .unwrap()
-                .get_or_insert_with(Coverage::default)
-                .add(bits);
+            let mut cov = COVERAGE.lock().unwrap();
+            let cov = cov.get_or_insert_with(Coverage::default);
+            cov.add(bits);
+            // A long run's figures so far, every N cases: what it covered if it must be cut.
+            let every: u64 = std::env::var("RECLAIMLAB_GENERATED_PROGRESS")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0);
+            if every > 0 && cov.cases.is_multiple_of(every) {
+                eprintln!(
+                    "progress: {} cases passed, {} scenarios run, {:.1} s\n{}",
+                    cov.cases,
+                    RUN.load(std::sync::atomic::Ordering::Relaxed),
+                    STARTED.get().map_or(0.0, |t| t.elapsed().as_secs_f64()),
+                    cov.table()
+                );
+            }
             return Ok(());
         }
         Ok(Err(why)) => why,
@@ -164,7 +208,7 @@ fn generated_scenarios_keep_every_invariant() {
         &seed_bytes,
     );
     let mut runner = TestRunner::new_with_rng(config, rng);
-    let started = std::time::Instant::now();
+    let started = *STARTED.get_or_init(std::time::Instant::now);
     let result = runner.run(&generated::scenario(), |g| check(&g));
     let cov = COVERAGE.lock().unwrap().clone().unwrap_or_default();
     eprintln!(
@@ -188,6 +232,20 @@ fn generated_scenarios_keep_every_invariant() {
         cov.cases,
         below.join("\n")
     );
+}
+
+/// `RECLAIMLAB_GENERATED_REPLAY=FILE cargo test ... -- --ignored replay_one_case`: run one
+/// scenario file (a dumped or failed case) as a generated case is run, checks included, and
+/// print what `RECLAIMLAB_GENERATED_VERBOSE` prints of it and the guests' own files.
+#[test]
+#[ignore = "a tool: needs RECLAIMLAB_GENERATED_REPLAY=FILE"]
+fn replay_one_case() {
+    let path = std::env::var_os("RECLAIMLAB_GENERATED_REPLAY")
+        .expect("set RECLAIMLAB_GENERATED_REPLAY to the scenario file to replay");
+    std::env::set_var("RECLAIMLAB_GENERATED_VERBOSE", "1");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let bits = run_checked(&text, None).unwrap_or_else(|e| panic!("{e}"));
+    eprintln!("paths reached: {bits:#012b}");
 }
 
 /// The minimal scenarios of the violations the generator found (`tests/generated-failures/`;

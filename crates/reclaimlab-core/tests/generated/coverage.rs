@@ -6,7 +6,7 @@ use reclaimlab_core::machine::vmstat::VmEvent;
 use reclaimlab_core::world::World;
 
 /// The paths counted, in the table's order: (name, what reaching it means).
-pub const PATHS: [(&str, &str); 10] = [
+pub const PATHS: [(&str, &str); 11] = [
     (
         "some reclaim",
         "pgscan_kswapd or pgscan_direct > 0, or an allocstall, on any machine",
@@ -29,7 +29,25 @@ pub const PATHS: [(&str, &str); 10] = [
         "blkback squeeze",
         "a blkback pool squeezed below max_buffer_pages",
     ),
+    (
+        "D2 arrays report",
+        "a guest with D2 or D2stored hinting reported at least once (its kthread ran)",
+    ),
 ];
+
+/// The bit of `PATHS` for a report of D2's capture arrays.
+const D2_REPORT: usize = 10;
+
+/// Adds the paths only the scenario tells apart: a guest's report (bit 8) was D2's
+/// (`hinting` is the KVM guest's variant, if the case has one).
+pub fn with_hinting(bits: u16, hinting: Option<&str>) -> u16 {
+    let d2 = matches!(hinting, Some("D2" | "D2stored"));
+    if d2 && bits & (1 << 8) != 0 {
+        bits | 1 << D2_REPORT
+    } else {
+        bits
+    }
+}
 
 /// Floors, in percent of the cases: some reclaim, then every other path.
 pub const FLOOR_SOME_RECLAIM_PCT: u64 = 80;

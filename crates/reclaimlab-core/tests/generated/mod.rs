@@ -1,17 +1,21 @@
 //! The generated scenarios: random valid hosts whose workloads are sized against their RAM
 //! (issue 36), so that most cases reach reclaim and the paths behind it.
 //!
-//! A case is one of four kinds (drawn 6 : 4 : 6 : 5):
+//! A case is one of four kinds (drawn 4 : 5 : 9 : 6):
 //! - a host alone: anonymous, file and high-order mixes;
 //! - a host with an XFS filesystem (`[fs]`): fsmark, simoops and drop_caches besides them;
 //! - a KVM host whose guest overcommits it: the guest's RAM is most of the host's, its
 //!   program writes most of it and exits (what the hinting variants report), while the
-//!   host's own workloads press on what is left;
-//! - a Xen host: dom0's workloads press on its RAM while a domU keeps its block rings busy.
+//!   host's own workloads press on what is left; D2's arrays (half the guests) report only
+//!   from a guest aged finely enough that its frees stay a thousand separate blocks;
+//! - a Xen host: dom0's workloads press on its RAM while a domU keeps its block rings busy
+//!   (mostly with B2/B3, the pools dom0's shrinkers squeeze).
 //!
 //! The working set (anonymous and file sizes together) is 0.5x-3x of the host's RAM, split
 //! among one to three workloads; swap is none (a third of the cases) or a quarter to twice
-//! the RAM. Each case runs long enough for its working set to be touched as many times as it
+//! the RAM. High-order streams start anywhere in the first 80 % of the run, most of them
+//! once the working set has filled and fragmented the host (a stream at the start is served
+//! from free memory and never compacts). Each case runs long enough for its working set to be touched as many times as it
 //! asks (an estimate per page from the cost model's defaults), scaled by a drawn factor.
 //!
 //! Each case is a scenario *file* ([`Gen::toml`]): proptest shrinks a failing case through
@@ -48,6 +52,10 @@ pub enum Work {
         gfp: &'static str,
         exponential: bool,
         lifetime_ms: u64,
+        /// Starts this far into the run, in percent of its length: a stream that starts at
+        /// once is mostly served from the free memory of a fresh host, before anything
+        /// fragments it; a later one meets a full, fragmented host and must compact.
+        start_pct: u64,
     },
 }
 
@@ -79,6 +87,13 @@ pub struct GenGuest {
     pub vcpus: u64,
 }
 
+impl GenGuest {
+    /// D2's capture arrays (the seed's version or the stored code).
+    pub fn d2(&self) -> bool {
+        matches!(self.hinting, "D2" | "D2stored")
+    }
+}
+
 /// A Xen host's blkback and its domU's block I/O.
 #[derive(Debug, Clone)]
 pub struct GenXen {
@@ -92,7 +107,7 @@ pub struct GenXen {
     pub max_buffer_pages: u64,
     pub squeeze_ms: u64,
     pub indirect: u64,
-    /// B2 or B3 (the pools that squeeze under pressure) 7 times in 9; B0/B1 too.
+    /// B2 or B3 (the pools that squeeze under pressure) 5 times in 6; B0/B1 too.
     pub pool: &'static str,
     pub backing: &'static str,
 }
@@ -154,23 +169,27 @@ fn work() -> impl Strategy<Value = Work> {
             passes
         }),
         // High-order streams that fragment and ask for blocks compaction must make: orders
-        // 2-9 (mostly 3-4), kernel requests (which reclaim and compact) most of the time.
-        3 => (
-            prop::sample::select(vec![2u64, 3, 3, 4, 4, 5, 6, 9]),
+        // 2-9 (mostly 4 and up), kernel requests (which reclaim and compact) most of the time.
+        4 => (
+            prop::sample::select(vec![2u64, 3, 4, 4, 5, 6, 9, 9]),
             1000u64..=50_000,
             10u64..=400,
             prop::sample::select(vec!["atomic", "kernel", "kernel", "kernel", "transhuge"]),
             any::<bool>(),
             1u64..=50,
+            prop::sample::select(vec![0u64, 20, 40, 60, 60, 80, 80]),
         )
-            .prop_map(|(order, rate, count, gfp, exponential, lifetime_ms)| Work::HighOrder {
-                order,
-                rate,
-                count,
-                gfp,
-                exponential,
-                lifetime_ms
-            }),
+            .prop_map(
+                |(order, rate, count, gfp, exponential, lifetime_ms, start_pct)| Work::HighOrder {
+                    order,
+                    rate,
+                    count,
+                    gfp,
+                    exponential,
+                    lifetime_ms,
+                    start_pct,
+                }
+            ),
     ]
 }
 
@@ -220,16 +239,18 @@ fn fs() -> impl Strategy<Value = GenFs> {
 }
 
 fn guest() -> impl Strategy<Value = GenGuest> {
-    // Every variant; the ones that report within these short runs (D2b, D3, D4) three times
-    // as often (D2's kthread and D1, D3cmma report nothing in them).
+    // Every variant; the ones that report (D2's arrays, D2b, D3, D4) more often than those
+    // that never do (D1, and D3cmma, which only marks frames for the host's reclaim). D2 and
+    // D2stored share one weight: the same arrays, a different inline scan.
     let hinting: Vec<&'static str> = policy::hinting::SWITCH
         .variants
         .iter()
         .flat_map(|v| {
-            let n = if matches!(v.name, "D2b" | "D3" | "D4") {
-                3
-            } else {
-                1
+            let n = match v.name {
+                "D1" | "D3cmma" => 1,
+                // The arrays report only in a guest aged for them (below): half the guests.
+                "D2" | "D2stored" => 5,
+                _ => 2,
             };
             std::iter::repeat_n(v.name, n)
         })
@@ -239,21 +260,34 @@ fn guest() -> impl Strategy<Value = GenGuest> {
         0u64..=16,
         prop::sample::select(hinting),
         prop::option::of(prop::sample::select(vec![64u64, 512, 1024])),
+        prop::sample::select(vec![2u64, 2, 4, 8]),
         30u64..=95,
         0u64..=10,
         prop::sample::select(vec![0u64, 3, 3, 6, 9]),
         1u64..=2,
     )
         .prop_map(
-            |(ram_pct, boot_mib, hinting, stride, program_pct, start_ms, order, vcpus)| GenGuest {
-                ram_pct,
-                boot_mib,
-                hinting,
-                stride,
-                program_pct,
-                start_ms,
-                reporting_order: order,
-                vcpus,
+            |(ram_pct, boot_mib, hinting, stride, small, program_pct, start_ms, order, vcpus)| {
+                GenGuest {
+                    ram_pct,
+                    boot_mib,
+                    hinting,
+                    // D2's kthread runs only once an array holds 1,000 distinct free blocks
+                    // (mechanisms.md §D2): in a fresh guest a program's exit frees pages that
+                    // merge into a few large blocks and the array never fills. A D2 guest is
+                    // aged finely (a pinned page every 2-8 pages), so that a few MiB of frees
+                    // stay over a thousand separate blocks (with a stride of 2 every free page
+                    // is a block of its own; the arrays fill after a thousand frees).
+                    stride: if matches!(hinting, "D2" | "D2stored") {
+                        Some(small)
+                    } else {
+                        stride
+                    },
+                    program_pct,
+                    start_ms,
+                    reporting_order: order,
+                    vcpus,
+                }
             },
         )
 }
@@ -267,13 +301,17 @@ fn xen() -> impl Strategy<Value = GenXen> {
             prop::sample::select(vec!["sequential", "random", "fresh_grefs"]),
             4u64..=32,
             100u64..=1_000,
-            2u64..=4,
+            3u64..=5,
         ),
         (
             prop::sample::select(vec![16u64, 256, 1024]),
-            prop::sample::select(vec![0u64, 1, 10, 100]),
+            // A squeeze lasts `buffer_squeeze_duration_ms` after dom0's shrinkers ran: 0 ms
+            // (a deadline already past) almost never squeezes, so it is drawn rarely.
+            prop::sample::select(vec![0u64, 1, 10, 10, 10, 100, 100, 100]),
             prop::sample::select(vec![0u64, 32, 256]),
-            prop::sample::select(vec!["B0", "B1", "B2", "B2", "B2", "B3", "B3", "B3", "B3"]),
+            prop::sample::select(vec![
+                "B0", "B1", "B2", "B2", "B2", "B2", "B2", "B3", "B3", "B3", "B3", "B3",
+            ]),
             prop::sample::select(vec!["balloon", "unpopulated"]),
         ),
     )
@@ -300,10 +338,12 @@ fn xen() -> impl Strategy<Value = GenXen> {
 
 fn extra() -> impl Strategy<Value = Extra> {
     prop_oneof![
-        6 => Just(Extra::None),
-        4 => fs().prop_map(Extra::Fs),
-        6 => guest().prop_map(Extra::Guest),
-        5 => (guest(), xen()).prop_map(|(g, x)| Extra::Xen(g, x)),
+        4 => Just(Extra::None),
+        5 => fs().prop_map(Extra::Fs),
+        9 => guest().prop_map(Extra::Guest),
+        // A domU reports nothing to its host (the hinting variants are virtio-balloon's, a
+        // KVM guest's): D1, so that no Xen case runs D4's 2 s for nothing.
+        6 => (guest(), xen()).prop_map(|(g, x)| Extra::Xen(GenGuest { hinting: "D1", ..g }, x)),
     ]
 }
 
@@ -391,6 +431,14 @@ pub fn scenario() -> impl Strategy<Value = Gen> {
 const NS_PER_PAGE: u64 = 6_000;
 
 impl Gen {
+    /// The KVM guest's hinting variant, if the case has one (a Xen domU reports nothing).
+    pub fn kvm_hinting(&self) -> Option<&'static str> {
+        match &self.extra {
+            Extra::Guest(g) => Some(g.hinting),
+            _ => None,
+        }
+    }
+
     fn parts(&self) -> u64 {
         self.works
             .iter()
@@ -412,7 +460,11 @@ impl Gen {
     }
 
     fn guest_mib(g: &GenGuest, ram_mib: u64) -> (u64, u64) {
-        let ram = (ram_mib * g.ram_pct / 100).max(64);
+        // A guest's boot reservation takes 40 MiB of its DMA32 zone (`machine/layout.rs`): a
+        // 64 MiB guest manages about 7 MiB there, too few separate blocks for D2's arrays to
+        // fill however finely it is aged. A D2 guest has at least 96 MiB.
+        let min = if g.d2() { 96 } else { 64 };
+        let ram = (ram_mib * g.ram_pct / 100).max(min);
         (ram, (ram * g.program_pct / 100).max(1))
     }
 
@@ -563,11 +615,13 @@ impl Gen {
                     gfp,
                     exponential,
                     lifetime_ms,
+                    start_pct,
                 } => {
                     let lifetimes = if *exponential { "exponential" } else { "fixed" };
+                    let start = self.duration_ms() * start_pct / 100;
                     let _ = writeln!(
                         w,
-                        "[workload.highorder]\norder = {order}\nrate = {rate}\ncount = {count}\ngfp = \"{gfp}\"\nlifetimes = \"{lifetimes}\"\nlifetime = \"{lifetime_ms}ms\""
+                        "start = \"{start}ms\"\n[workload.highorder]\norder = {order}\nrate = {rate}\ncount = {count}\ngfp = \"{gfp}\"\nlifetimes = \"{lifetimes}\"\nlifetime = \"{lifetime_ms}ms\""
                     );
                 }
             }
