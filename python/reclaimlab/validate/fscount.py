@@ -42,7 +42,8 @@ def parse_slabinfo(text: str) -> dict[str, int]:
 
 
 def parse_meminfo(text: str) -> dict[str, int]:
-    """/proc/meminfo as name -> kB."""
+    """/proc/meminfo as name -> kB (HugePages_* counts are kept as they are): the guest's
+    snapshots (validate/guest.py) and the model's `meminfo` output file alike."""
     out: dict[str, int] = {}
     for line in text.splitlines():
         name, sep, rest = line.partition(":")

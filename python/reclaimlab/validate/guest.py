@@ -17,6 +17,7 @@ from typing import Any
 
 from . import fscount, initramfs, kernel, ktrace
 from .errors import ValidateError
+from .fscount import parse_meminfo  # one parser for the guest's and the model's /proc/meminfo
 from .spec import GuestSpec
 
 _BEGIN = re.compile(r"@@reclaimlab:begin (.+?)@@")
@@ -73,17 +74,6 @@ def parse_pairs(text: str) -> dict[str, int]:
         parts = line.split()
         if len(parts) == 2 and parts[1].lstrip("-").isdigit():
             out[parts[0]] = int(parts[1])
-    return out
-
-
-def parse_meminfo(text: str) -> dict[str, int]:
-    """/proc/meminfo as name -> KiB (HugePages_* counts are kept as they are)."""
-    out: dict[str, int] = {}
-    for line in text.splitlines():
-        name, sep, rest = line.partition(":")
-        fields = rest.split()
-        if sep and fields and fields[0].isdigit():
-            out[name.strip()] = int(fields[0])
     return out
 
 
