@@ -10,19 +10,24 @@ use crate::observe::guests::Guest;
 use crate::scenario::{GuestConfig, Scenario};
 use crate::sim_error::SimError;
 use crate::virt::GuestMemory;
-use crate::world::{MachineId, World};
+use crate::world::MachineId;
 
+use super::cast::{Add, Cast, Member};
 use super::kthreads::kernel_threads;
-use super::machine::{furnish, host_params};
-use super::workloads::WorkloadThreads;
+use super::machine::{furnish, params};
+use super::policies::{variants, KthreadPolicies};
+use super::workloads::{cast_workloads, WorkloadThreads};
 
-/// A guest built before the world: its view of the scenario, its machine, its threads and its
-/// slot on the host.
+/// A guest built before the world: its view of the scenario, its machine, its threads, its
+/// kernel threads' policies and its slot on the host.
 pub(crate) struct GuestBuild {
     view: Scenario,
     pub machine: Machine,
     pub vcpus: u32,
     threads: WorkloadThreads,
+    kthreads: KthreadPolicies,
+    /// The task of its background allocations (`None`: it has none).
+    background: Option<usize>,
     /// Its memory slot on the host (`None`: a Xen domU, whose memory is its own reservation).
     slot: Option<GuestMemory>,
 }
@@ -32,8 +37,8 @@ fn guest_seed(seed: u64, i: usize) -> u64 {
     seed ^ (i as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15)
 }
 
-/// Build every guest of `scn`: its machine (the guest's tables over the host scenario), its
-/// workload threads, and its VM process and memory slot on `host`.
+/// Build every guest of `scn`: its machine (the guest's tables over the host scenario) with
+/// its policy variants, its workload threads, and its VM process and memory slot on `host`.
 pub(crate) fn build_guests(
     scn: &Scenario,
     host: &mut Machine,
@@ -44,10 +49,21 @@ pub(crate) fn build_guests(
     for (i, g) in scn.guests.iter().enumerate() {
         let view = g.as_machine(scn);
         let gseed = guest_seed(seed, i);
-        let mut m = Machine::new(host_params(&view, gseed, false)?)
+        let v = variants(&view.policy.choices);
+        let mut m = Machine::new(params(&view, gseed, false, v.watermarks, v.machine)?)
             .map_err(|e| SimError::Config(format!("guest {}: {e}", g.name)))?;
         let kvm = scn.xen.is_none();
-        let threads = furnish(&view, &mut m, kvm.then_some(g), gseed, g.start_ns, poll)?;
+        let threads = furnish(
+            &view,
+            &mut m,
+            kvm.then_some(g),
+            v.drivers,
+            gseed,
+            g.start_ns,
+            poll,
+        )?;
+        // Its own task (the guest's kernel and daemons), never an OOM victim.
+        let background = (g.background_frees > 0).then(|| m.add_task("background", -1000));
         let slot = if kvm {
             Some(vm_process(scn, g, &m, host)?)
         } else {
@@ -58,6 +74,8 @@ pub(crate) fn build_guests(
             machine: m,
             vcpus: g.vcpus.max(1),
             threads,
+            kthreads: v.kthreads,
+            background,
             slot,
         });
     }
@@ -86,49 +104,61 @@ fn vm_process(
     ))
 }
 
-/// Put the guests' actors into the world (machines `first..`, in scenario order), link each
-/// KVM guest to `host`, and start them at their VM's start.
-pub(crate) fn start_guests(
-    world: &mut World,
+/// The guests in the world: their actors (on machines `first..`, in scenario order, each
+/// started at its VM's start) and each KVM guest's link to `host`.
+pub(crate) struct CastGuests {
+    pub guests: Vec<Guest>,
+    /// (guest, its memory slot on `host`) of each KVM guest.
+    pub links: Vec<(MachineId, GuestMemory)>,
+}
+
+/// Cast the guests' actors: a KVM guest's VM, then every guest's workloads, kernel threads
+/// and background.
+pub(crate) fn cast_guests(
+    cast: &mut Cast,
     scn: &Scenario,
     seed: u64,
     host: MachineId,
     first: MachineId,
     guests: Vec<GuestParts>,
-) -> Vec<Guest> {
-    let mut out = Vec::new();
+) -> CastGuests {
+    let mut out = CastGuests {
+        guests: Vec::new(),
+        links: Vec::new(),
+    };
     for (i, (g, parts)) in scn.guests.iter().zip(guests).enumerate() {
         let id = first + i;
+        let kvm_guest = parts.slot.is_some();
         if let Some(slot) = parts.slot {
-            let task = slot.task;
-            world.link_guest(id, host, slot);
-            let vm = world.add_actor_on(id, Box::new(Vm::new(&g.name, host, task, g.shutdown_ns)));
-            world.start(vm, g.start_ns);
+            let vm = Vm::new(&g.name, host, slot.task, g.shutdown_ns);
+            cast.push(Add {
+                member: Member::Actor(id, Box::new(vm)),
+                start: Some(g.start_ns),
+            });
+            out.links.push((id, slot));
         }
-        let workloads = super::add_workloads(world, id, parts.threads);
-        let kswapd = kernel_threads(world, id, &parts.view, g.start_ns);
-        if g.background_frees > 0 {
-            // Its own task (the guest's kernel and daemons), never an OOM victim.
-            let task = world.machines[id].add_task("background", -1000);
+        let workloads = cast_workloads(cast, id, parts.threads);
+        let kswapd = kernel_threads(cast, id, &parts.view, parts.kthreads, g.start_ns, kvm_guest);
+        if let Some(task) = parts.background {
             let vcpus = g.vcpus.max(1);
             for cpu in 0..vcpus {
-                let a = world.add_actor_on(
-                    id,
-                    Box::new(GuestBackground::new(
-                        &g.name,
-                        cpu,
-                        vcpus,
-                        g.background_frees,
-                        g.background_lifetime_ns,
-                        g.start_ns,
-                        task,
-                        guest_seed(seed, i),
-                    )),
+                let a = GuestBackground::new(
+                    &g.name,
+                    cpu,
+                    vcpus,
+                    g.background_frees,
+                    g.background_lifetime_ns,
+                    g.start_ns,
+                    task,
+                    guest_seed(seed, i),
                 );
-                world.start(a, g.start_ns);
+                cast.push(Add {
+                    member: Member::Actor(id, Box::new(a)),
+                    start: Some(g.start_ns),
+                });
             }
         }
-        out.push(Guest {
+        out.guests.push(Guest {
             name: g.name.clone(),
             vcpus: g.vcpus,
             start_ns: g.start_ns,
@@ -146,6 +176,8 @@ pub(crate) fn start_guests(
 pub(crate) struct GuestParts {
     view: Scenario,
     threads: WorkloadThreads,
+    kthreads: KthreadPolicies,
+    background: Option<usize>,
     slot: Option<GuestMemory>,
 }
 
@@ -160,6 +192,8 @@ pub(crate) fn split(guests: Vec<GuestBuild>) -> (Vec<Machine>, Vec<u32>, Vec<Gue
         parts.push(GuestParts {
             view: g.view,
             threads: g.threads,
+            kthreads: g.kthreads,
+            background: g.background,
             slot: g.slot,
         });
     }

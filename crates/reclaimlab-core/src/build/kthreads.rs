@@ -13,58 +13,62 @@ use crate::actors::xfsaild::Xfsaild;
 use crate::engine::ActorId;
 use crate::machine::fs::FsType;
 use crate::scenario::Scenario;
-use crate::world::{Actor, MachineId, World};
+use crate::world::{Actor, MachineId};
 
-use super::policies::Policies;
+use super::cast::{Add, Cast, Member};
+use super::policies::KthreadPolicies;
 
-/// Add the kernel threads of `machine` (described by `view`, the host's scenario or a guest's
-/// view of it) to `world`, the machine booted at `start_ns`. They start idle but for the
-/// periodic ones. Returns kswapd, whose figures the summary reads.
+/// Cast the kernel threads of `machine` (described by `view`, the host's scenario or a
+/// guest's view of it, running `policies`), the machine booted at `start_ns`; `kvm_guest`: it
+/// reports free pages to its host. They start idle but for the periodic ones. Returns kswapd,
+/// whose figures the summary reads.
 pub(crate) fn kernel_threads(
-    world: &mut World,
+    cast: &mut Cast,
     machine: MachineId,
     view: &Scenario,
+    policies: KthreadPolicies,
     start_ns: u64,
+    kvm_guest: bool,
 ) -> ActorId {
-    let policies = Policies::of(&view.policy.choices);
-    let add = |world: &mut World, a: Box<dyn Actor>| world.add_actor_on(machine, a);
+    let mut add = |a: Box<dyn Actor>, start: Option<u64>| {
+        cast.push(Add {
+            member: Member::Actor(machine, a),
+            start,
+        });
+        (cast.len() - 1) as ActorId
+    };
+    let [kswapd_kcompactd, kcompactd] = policies.kcompactd;
     let kswapd = add(
-        world,
-        Box::new(Kswapd::new(policies.kswapd_loop(), policies.kcompactd())),
+        Box::new(Kswapd::new(policies.kswapd_loop, kswapd_kcompactd)),
+        None,
     );
     add(
-        world,
         Box::new(BlkdevIo {
             device: Device::Swap,
         }),
+        None,
     );
     add(
-        world,
         Box::new(BlkdevIo {
             device: Device::Disk,
         }),
+        None,
     );
-    let flusher = add(world, Box::new(Flusher));
-    world.start(flusher, start_ns + FLUSHER_PERIOD_NS);
-    add(world, Box::new(OomReaper::new(view.oom.reaper_delay_ns)));
-    let kcompactd = Kcompactd::new(policies.kcompactd(), start_ns);
+    add(Box::new(Flusher), Some(start_ns + FLUSHER_PERIOD_NS));
+    add(Box::new(OomReaper::new(view.oom.reaper_delay_ns)), None);
+    let kcompactd = Kcompactd::new(kcompactd, start_ns);
     let first_check = kcompactd.proactive_check_at();
-    let kcompactd = add(world, Box::new(kcompactd));
-    if let Some(t) = first_check {
-        world.start(kcompactd, t);
-    }
+    add(Box::new(kcompactd), first_check);
     // ext4 has no filesystem-private inode reclaim: no xfsaild, no reclaim worker.
     if let Some(fs) = view.fs.as_ref().filter(|f| f.fs_type == FsType::Xfs) {
-        let aild = add(world, Box::<Xfsaild>::default());
-        world.start(aild, start_ns);
-        let worker = add(world, Box::new(XfsReclaimWorker));
-        world.start(
-            worker,
-            start_ns + XfsReclaimWorker::period_ns(fs.xfssyncd_centisecs),
+        add(Box::<Xfsaild>::default(), Some(start_ns));
+        add(
+            Box::new(XfsReclaimWorker),
+            Some(start_ns + XfsReclaimWorker::period_ns(fs.xfssyncd_centisecs)),
         );
     }
-    if world.guest_memory(machine).is_some() {
-        add(world, Box::<HintingWorker>::default());
+    if kvm_guest {
+        add(Box::<HintingWorker>::default(), None);
     }
     kswapd
 }

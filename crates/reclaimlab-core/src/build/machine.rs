@@ -4,11 +4,12 @@
 //! filesystem, dom0's drivers, a guest's reporting) and its workloads' processes.
 
 use crate::machine::layout::{self, ZoneLayout};
-use crate::machine::{Machine, MachineConfig, MachineParams};
+use crate::machine::policy::WatermarkSetup;
+use crate::machine::{Machine, MachineConfig, MachineParams, MachinePolicies};
 use crate::scenario::{GuestConfig, Scenario};
 use crate::sim_error::SimError;
 
-use super::policies::Policies;
+use super::policies::{variants, Drivers};
 use super::workloads::{workload_threads, WorkloadThreads};
 
 /// The machine's zones: from a captured `/proc/zoneinfo` or sized from the configured RAM.
@@ -46,7 +47,19 @@ pub fn host_machine(scn: &Scenario, seed: u64, trace: bool) -> Result<Machine, S
 /// What the machine of a scenario (or of a guest's view of one) is built from (a caller may
 /// change a policy or a parameter before building it).
 pub fn host_params(scn: &Scenario, seed: u64, trace: bool) -> Result<MachineParams, SimError> {
-    let policies = Policies::of(&scn.policy.choices);
+    let v = variants(&scn.policy.choices);
+    params(scn, seed, trace, v.watermarks, v.machine)
+}
+
+/// The machine's parameters, with the variants its memory model runs with (its part of the
+/// [`Variants`](super::policies::Variants) made for it).
+pub(crate) fn params(
+    scn: &Scenario,
+    seed: u64,
+    trace: bool,
+    watermarks: Box<dyn WatermarkSetup>,
+    policy: MachinePolicies,
+) -> Result<MachineParams, SimError> {
     let (layout, captured_protection) = host_zones(scn)?;
     Ok(MachineParams {
         layout,
@@ -59,21 +72,23 @@ pub fn host_params(scn: &Scenario, seed: u64, trace: bool) -> Result<MachinePara
             writeback: scn.writeback.clone(),
             cost: scn.cost.clone(),
         },
-        watermarks: policies.watermarks(),
-        policy: policies.machine(),
+        watermarks,
+        policy,
         seed,
         trace,
     })
 }
 
 /// Make `m` the machine `view` describes before its workloads start: mount its filesystem,
-/// install dom0's Xen drivers, make it a KVM guest (`kvm`: its `[[guest]]`), then build its
-/// workloads' processes and threads, their times shifted by `start_ns` (a guest's start). The
-/// host and every guest go through here; each step is a no-op where the view has no such table.
+/// install dom0's Xen drivers, make it a KVM guest (`kvm`: its `[[guest]]`), each with its
+/// variant from `drivers`, then build its workloads' processes and threads, their times
+/// shifted by `start_ns` (a guest's start). The host and every guest go through here; each
+/// step is a no-op where the view has no such table.
 pub(crate) fn furnish(
     view: &Scenario,
     m: &mut Machine,
     kvm: Option<&GuestConfig>,
+    drivers: Drivers,
     seed: u64,
     start_ns: u64,
     poll: &mut dyn FnMut() -> bool,
@@ -81,10 +96,9 @@ pub(crate) fn furnish(
     if let Some(fs) = &view.fs {
         m.mount_fs(fs.clone(), view.sysctl.vfs_cache_pressure);
     }
-    super::xen::install_dom0(view, m)?;
+    super::xen::install_dom0(view, m, drivers.blkback)?;
     if let Some(g) = kvm {
-        let hinting = Policies::of(&view.policy.choices).hinting();
-        m.make_guest(hinting, g.page_reporting_order, g.kvm.clone());
+        m.make_guest(drivers.hinting, g.page_reporting_order, g.kvm.clone());
     }
     let cpus = view.host.cpus.max(1);
     let threads = workload_threads(&view.workloads, m, cpus, seed, start_ns, poll)?;

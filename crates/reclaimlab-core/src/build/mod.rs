@@ -2,8 +2,11 @@
 //! guest, by the same functions: `machine.rs`), its workload threads (`workloads.rs`), its
 //! kernel threads (`kthreads.rs`), the policy variants they run with (`policies.rs`, the only
 //! place that makes them from the registry), the guests' VM processes (`guests.rs`), a Xen
-//! host's drivers and jobs (`xen.rs`), and the observers. `run.rs` runs what [`world`] builds.
+//! host's drivers and jobs (`xen.rs`), and the observers. The files hand back the actors they
+//! make, in order (a cast, `cast.rs`), and [`world`] registers the whole cast in one place.
+//! `run.rs` runs what [`world`] builds.
 
+mod cast;
 mod guests;
 mod kthreads;
 mod machine;
@@ -22,12 +25,12 @@ use crate::observe::vm_rss::VmRss;
 use crate::observe::xen::XenActors;
 use crate::scenario::Scenario;
 use crate::sim_error::SimError;
-use crate::world::{MachineId, World};
+use crate::world::World;
 
 pub use machine::{host_layout, host_machine, host_params};
 pub use workloads::{FIRST_FS_TASK_PID, FIRST_TASK_PID};
 
-use workloads::WorkloadThreads;
+use cast::{Add, Cast, Member};
 
 /// What a world is built with besides the scenario and the host machine: the run's settings.
 pub struct Ctx {
@@ -65,12 +68,21 @@ pub fn world(
     poll: &mut dyn FnMut() -> bool,
 ) -> Result<Built, SimError> {
     let seed = ctx.seed;
+    // The host's policy variants, all made here; a machine the caller built has its own.
+    let v = policies::variants(&scn.policy.choices);
     let mut machine = match machine {
         Some(m) => m,
-        None => machine::host_machine(scn, seed, ctx.trace.is_some())?,
+        None => Machine::new(machine::params(
+            scn,
+            seed,
+            ctx.trace.is_some(),
+            v.watermarks,
+            v.machine,
+        )?)
+        .map_err(SimError::Config)?,
     };
     let cpus = scn.host.cpus.max(1);
-    let threads = machine::furnish(scn, &mut machine, None, seed, 0, poll)?;
+    let threads = machine::furnish(scn, &mut machine, None, v.drivers, seed, 0, poll)?;
     check_anon_fits(scn, &machine, threads.trace_anon_pages)?;
 
     // Guests: machines of their own, each with its VM process on this host.
@@ -84,29 +96,51 @@ pub fn world(
             .map(Checker::new)
             .collect::<Vec<_>>()
     });
+
+    // The cast, in registration order, which is the order of first scheduling: workload
+    // threads at their start, the sampler at 0, the flusher at its first period (ties at one
+    // nanosecond run in that order). The kernel threads start idle.
+    let mut cast = Cast::new();
+    let host = workloads::cast_workloads(&mut cast, 0, threads);
+    let sampler_id = cast.len() as ActorId;
+    cast.push(Add {
+        member: Member::Observer(Box::new(sampler)),
+        start: Some(0),
+    });
+    let kswapd = kthreads::kernel_threads(&mut cast, 0, scn, v.kthreads, 0, false);
+    let cast_guests = guests::cast_guests(&mut cast, scn, seed, 0, 1, guest_parts);
+    let xen = xen::cast_xen(&mut cast, scn, &mut machine, 0, 1)?;
+    let vm_rss = (!scn.guests.is_empty() && scn.xen.is_none()).then(|| {
+        let names = scn.guests.iter().map(|g| g.name.clone()).collect();
+        cast.push(Add {
+            member: Member::Observer(Box::new(VmRss::new(names, scn.sim.sample_interval_ns))),
+            start: Some(0),
+        });
+        (cast.len() - 1) as ActorId
+    });
     let mut machines = vec![machine];
     machines.extend(guest_machines);
     let mut all_cpus = vec![cpus];
     all_cpus.extend(vcpus);
     let mut world = World::new(machines, &all_cpus, scn.host.cpu_contention);
-
-    // Registration order is the order of first scheduling: workload threads at their start,
-    // the sampler at 0, the flusher at its first period (ties at one nanosecond run in that
-    // order). The kernel threads start idle.
-    let host = add_workloads(&mut world, 0, threads);
-    let sampler_id = world.add_observer(Box::new(sampler));
-    world.start(sampler_id, 0);
-    let kswapd = kthreads::kernel_threads(&mut world, 0, scn, 0);
-
-    let guests = guests::start_guests(&mut world, scn, seed, 0, 1, guest_parts);
-    let xen = xen::start_xen(&mut world, scn, 0, 1)?;
-    let vm_rss = (!scn.guests.is_empty() && scn.xen.is_none()).then(|| {
-        let names = scn.guests.iter().map(|g| g.name.clone()).collect();
-        let id = world.add_observer(Box::new(VmRss::new(names, scn.sim.sample_interval_ns)));
-        world.start(id, 0);
-        id
-    });
-
+    for (guest, slot) in cast_guests.links {
+        world.link_guest(guest, 0, slot);
+    }
+    // Every member is registered here and nowhere else, in the cast's order, so its id is its
+    // place in the cast (what the builders took it to be).
+    for (place, add) in cast.into_iter().enumerate() {
+        let id = match add.member {
+            Member::Actor(m, actor) => world.add_actor_on(m, actor),
+            Member::Observer(observer) => world.add_observer(observer),
+        };
+        assert_eq!(
+            id as usize, place,
+            "the world numbers its members as they come"
+        );
+        if let Some(at) = add.start {
+            world.start(id, at);
+        }
+    }
     if let Some(format) = ctx.trace {
         let kswapd0 = TaskId::new("kswapd0", KSWAPD_PID, 0);
         let mut sink = TaskTracer::new(Tracer::new(format, cpus), kswapd0.clone());
@@ -122,7 +156,7 @@ pub fn world(
         fs_threads: host.fs_threads,
         kswapd,
         sampler: sampler_id,
-        guests,
+        guests: cast_guests.guests,
         vm_rss,
         xen,
         invariants,
@@ -155,36 +189,4 @@ fn check_anon_fits(
         )));
     }
     Ok(())
-}
-
-/// A machine's workload actors in the world.
-struct Workloads {
-    threads: Vec<ActorId>,
-    fs_threads: Vec<ActorId>,
-    /// Every workload actor with its identity in a trace (threads first).
-    tasks: Vec<(ActorId, TaskId)>,
-}
-
-/// Add a machine's workload threads, then its filesystem workloads' actors, to the world, each
-/// started at its own start.
-fn add_workloads(world: &mut World, machine: MachineId, wt: WorkloadThreads) -> Workloads {
-    let mut out = Workloads {
-        threads: Vec::new(),
-        fs_threads: Vec::new(),
-        tasks: Vec::new(),
-    };
-    for t in wt.threads {
-        let (start, who) = (t.start_ns, TaskId::new(&t.name, t.pid, t.cpu));
-        let id = world.add_actor_on(machine, Box::new(t));
-        world.start(id, start);
-        out.threads.push(id);
-        out.tasks.push((id, who));
-    }
-    for (start, who, a) in wt.fs_threads {
-        let id = world.add_actor_on(machine, a);
-        world.start(id, start);
-        out.fs_threads.push(id);
-        out.tasks.push((id, who));
-    }
-    out
 }

@@ -1,7 +1,9 @@
 //! The policy variants a machine runs with, made from the registry (`crate::policy`) here and
-//! nowhere else: one line per switch. A machine's `[policy]` choices (the host's, or a guest's
-//! own) pick the variant; the memory model, kswapd, kcompactd, free page reporting and Xen's
-//! blkback each take theirs from [`Policies`].
+//! nowhere else, all of a machine's in one call ([`variants`]): one line per switch. A
+//! machine's `[policy]` choices (the host's, or a guest's own) pick the variant; the memory
+//! model, its drivers (free page reporting, Xen's blkback) and its kernel threads (kswapd,
+//! kcompactd) each take their part of the [`Variants`]. Making a variant has no side effect,
+//! so a part a machine does not use (a host's hinting) is made and dropped.
 
 use std::rc::Rc;
 
@@ -13,59 +15,63 @@ use crate::machine::xen::policy::{BlkbackPool, GnttabBacking, PersistentGrants};
 use crate::machine::MachinePolicies;
 use crate::policy::{self, Choices};
 
-/// One machine's policy choices, as the variants they name.
-pub(crate) struct Policies<'a>(&'a Choices);
-
-impl<'a> Policies<'a> {
-    pub fn of(choices: &'a Choices) -> Self {
-        Policies(choices)
-    }
-
+/// Every variant one machine runs with, by who takes it.
+pub(crate) struct Variants {
     /// How the zones' watermarks are set up.
-    pub fn watermarks(&self) -> Box<dyn WatermarkSetup> {
-        policy::watermarks::SWITCH.make(self.0.get("watermarks"))
-    }
-
+    pub watermarks: Box<dyn WatermarkSetup>,
     /// The variants the memory model consults.
-    pub fn machine(&self) -> MachinePolicies {
-        let c = self.0;
-        MachinePolicies {
-            balance: policy::kswapd_balance::SWITCH.make(c.get("kswapd_balance")),
-            wmark_check: policy::watermark_check::SWITCH.make(c.get("watermark_check")),
-            boost: policy::watermark_boost::SWITCH.make(c.get("watermark_boost")),
-            shrinker: policy::shrinker::SWITCH.make(c.get("shrinker")).into(),
-            xfs_reclaim: policy::xfs_reclaim::SWITCH.make(c.get("xfs_reclaim")),
-        }
-    }
+    pub machine: MachinePolicies,
+    pub drivers: Drivers,
+    pub kthreads: KthreadPolicies,
+}
 
-    /// kswapd's loop.
-    pub fn kswapd_loop(&self) -> Box<dyn KswapdLoop> {
-        policy::kswapd_loop::SWITCH.make(self.0.get("kswapd_loop"))
-    }
-
-    /// kcompactd's policy: kswapd wakes kcompactd by it, and kcompactd runs by it.
-    pub fn kcompactd(&self) -> Box<dyn KcompactdPolicy> {
-        policy::kcompactd::SWITCH.make(self.0.get("kcompactd"))
-    }
-
+/// The variants of the drivers a machine is furnished with.
+pub(crate) struct Drivers {
     /// A KVM guest's free page reporting.
-    pub fn hinting(&self) -> Box<dyn FreePageHinting> {
-        policy::hinting::SWITCH.make(self.0.get("hinting"))
-    }
-
+    pub hinting: Box<dyn FreePageHinting>,
     /// dom0's blkback: its page pool, persistent grants and grant backing.
-    pub fn blkback(
-        &self,
-    ) -> (
+    pub blkback: (
         Rc<dyn BlkbackPool>,
         Rc<dyn PersistentGrants>,
         Rc<dyn GnttabBacking>,
-    ) {
-        let c = self.0;
-        (
-            Rc::from(policy::blkback_pool::SWITCH.make(c.get("blkback_pool"))),
-            Rc::from(policy::blkback_grants::SWITCH.make(c.get("blkback_grants"))),
-            Rc::from(policy::blkback_backing::SWITCH.make(c.get("blkback_backing"))),
-        )
+    ),
+}
+
+/// The variants of a machine's kernel threads.
+pub(crate) struct KthreadPolicies {
+    /// kswapd's loop.
+    pub kswapd_loop: Box<dyn KswapdLoop>,
+    /// kcompactd's policy, twice: kswapd wakes kcompactd by the first, kcompactd runs by the
+    /// second.
+    pub kcompactd: [Box<dyn KcompactdPolicy>; 2],
+}
+
+/// The variants `choices` name.
+pub(crate) fn variants(choices: &Choices) -> Variants {
+    let c = |switch| choices.get(switch);
+    Variants {
+        watermarks: policy::watermarks::SWITCH.make(c("watermarks")),
+        machine: MachinePolicies {
+            balance: policy::kswapd_balance::SWITCH.make(c("kswapd_balance")),
+            wmark_check: policy::watermark_check::SWITCH.make(c("watermark_check")),
+            boost: policy::watermark_boost::SWITCH.make(c("watermark_boost")),
+            shrinker: policy::shrinker::SWITCH.make(c("shrinker")).into(),
+            xfs_reclaim: policy::xfs_reclaim::SWITCH.make(c("xfs_reclaim")),
+        },
+        drivers: Drivers {
+            hinting: policy::hinting::SWITCH.make(c("hinting")),
+            blkback: (
+                Rc::from(policy::blkback_pool::SWITCH.make(c("blkback_pool"))),
+                Rc::from(policy::blkback_grants::SWITCH.make(c("blkback_grants"))),
+                Rc::from(policy::blkback_backing::SWITCH.make(c("blkback_backing"))),
+            ),
+        },
+        kthreads: KthreadPolicies {
+            kswapd_loop: policy::kswapd_loop::SWITCH.make(c("kswapd_loop")),
+            kcompactd: [
+                policy::kcompactd::SWITCH.make(c("kcompactd")),
+                policy::kcompactd::SWITCH.make(c("kcompactd")),
+            ],
+        },
     }
 }

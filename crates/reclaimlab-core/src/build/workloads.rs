@@ -8,11 +8,14 @@ use crate::actors::workload::simoops::Simoops;
 use crate::actors::workload::stat::Stat;
 use crate::actors::workload::trace::TraceReplay;
 use crate::actors::workload::{Origin, Thread};
+use crate::engine::ActorId;
 use crate::machine::{Machine, PAGE_SIZE};
 use crate::observe::ftrace::TaskId;
 use crate::scenario::Workload;
 use crate::sim_error::SimError;
-use crate::world::Actor;
+use crate::world::{Actor, MachineId};
+
+use super::cast::{Add, Cast, Member};
 
 /// Workload threads get pids from here on, in thread order (kswapd0 is 70).
 pub const FIRST_TASK_PID: u32 = 1000;
@@ -101,6 +104,47 @@ pub(crate) fn workload_threads(
         fs_threads,
         trace_anon_pages,
     })
+}
+
+/// A machine's workload actors, by their ids in the world.
+pub(crate) struct Workloads {
+    pub threads: Vec<ActorId>,
+    pub fs_threads: Vec<ActorId>,
+    /// Every workload actor with its identity in a trace (threads first).
+    pub tasks: Vec<(ActorId, TaskId)>,
+}
+
+/// Cast a machine's workload threads, then its filesystem workloads' actors, each started at
+/// its own start.
+pub(crate) fn cast_workloads(
+    cast: &mut Cast,
+    machine: MachineId,
+    wt: WorkloadThreads,
+) -> Workloads {
+    let mut out = Workloads {
+        threads: Vec::new(),
+        fs_threads: Vec::new(),
+        tasks: Vec::new(),
+    };
+    let mut add = |a: Box<dyn Actor>, start: u64| {
+        cast.push(Add {
+            member: Member::Actor(machine, a),
+            start: Some(start),
+        });
+        (cast.len() - 1) as ActorId
+    };
+    for t in wt.threads {
+        let (start, who) = (t.start_ns, TaskId::new(&t.name, t.pid, t.cpu));
+        let id = add(Box::new(t), start);
+        out.threads.push(id);
+        out.tasks.push((id, who));
+    }
+    for (start, who, a) in wt.fs_threads {
+        let id = add(a, start);
+        out.fs_threads.push(id);
+        out.tasks.push((id, who));
+    }
+    out
 }
 
 /// Pids of the filesystem workloads' threads start here (the others start at 1000).

@@ -2,19 +2,23 @@
 //! array, the pressure detector), one device per `[[guest.vbd]]` with its rings, and in the
 //! world the rings' kthreads, the balloon worker and the guests' blkfront jobs.
 
+use std::rc::Rc;
+
 use crate::actors::blkfront::Blkfront;
 use crate::actors::xen_balloon::BalloonWorker;
 use crate::actors::xen_blkback::BlkbackRing;
+use crate::engine::ActorId;
 use crate::machine::gfp::GFP_KERNEL;
 use crate::machine::memory::TaskCtx;
+use crate::machine::xen::policy::{BlkbackPool, GnttabBacking, PersistentGrants};
 use crate::machine::xen::{XenBackend, BLKIF_MAX_SEGMENTS_PER_REQUEST};
 use crate::machine::{Machine, PAGE_SIZE};
 use crate::observe::xen::XenActors;
 use crate::scenario::Scenario;
 use crate::sim_error::SimError;
-use crate::world::{MachineId, World};
+use crate::world::{Actor, MachineId};
 
-use super::policies::Policies;
+use super::cast::{Add, Cast, Member};
 
 /// Rings a VBD gets: its `queues`, else what 6.1's blkfront negotiates.
 fn queues(scn: &Scenario, vcpus: u32, asked: Option<u32>) -> u32 {
@@ -28,11 +32,19 @@ fn queues(scn: &Scenario, vcpus: u32, asked: Option<u32>) -> u32 {
 
 /// Make the host machine dom0: its Xen drivers, the B0 array, the pressure detector, and a
 /// device with its rings for every VBD of every guest.
-pub(crate) fn install_dom0(scn: &Scenario, m: &mut Machine) -> Result<(), SimError> {
+pub(crate) fn install_dom0(
+    scn: &Scenario,
+    m: &mut Machine,
+    blkback: (
+        Rc<dyn BlkbackPool>,
+        Rc<dyn PersistentGrants>,
+        Rc<dyn GnttabBacking>,
+    ),
+) -> Result<(), SimError> {
     let Some(x) = &scn.xen else {
         return Ok(());
     };
-    let (pool, grants, backing) = Policies::of(&scn.policy.choices).blkback();
+    let (pool, grants, backing) = blkback;
     let mut xb = XenBackend::new(
         x.blkback.clone(),
         x.cost.clone(),
@@ -76,29 +88,42 @@ pub(crate) fn install_dom0(scn: &Scenario, m: &mut Machine) -> Result<(), SimErr
     Ok(())
 }
 
-/// Add the rings' kthreads and the balloon worker on dom0 (machine `dom0`) and each guest's
-/// blkio jobs on its machine (`first..`), and start them.
-pub(crate) fn start_xen(
-    world: &mut World,
+/// Cast the rings' kthreads and the balloon worker on dom0 (`host`, machine `dom0`) and each
+/// guest's blkio jobs on its machine (`first..`), started at their start, and link the rings
+/// to their actors in dom0's drivers.
+pub(crate) fn cast_xen(
+    cast: &mut Cast,
     scn: &Scenario,
+    host: &mut Machine,
     dom0: MachineId,
     first: MachineId,
 ) -> Result<Option<XenActors>, SimError> {
     if scn.xen.is_none() {
         return Ok(None);
     }
-    let balloon = world.add_actor_on(dom0, Box::new(BalloonWorker));
-    let n = world.machines[dom0].xen().rings.len();
+    let add = |cast: &mut Cast, m: MachineId, a: Box<dyn Actor>, start: Option<u64>| {
+        cast.push(Add {
+            member: Member::Actor(m, a),
+            start,
+        });
+        (cast.len() - 1) as ActorId
+    };
+    let balloon = add(cast, dom0, Box::new(BalloonWorker), None);
+    let n = host.xen().rings.len();
     let mut rings = Vec::new();
     for r in 0..n {
-        let x = world.machines[dom0].xen();
+        let x = host.xen();
         let ring = &x.rings[r];
         let dev = &x.devices[ring.dev];
         let name = format!("blkback.{}.{}-{}", dev.domid, dev.name, ring.queue);
         let a = BlkbackRing::new(name, r, ring.cpu, ring.task, balloon);
-        let id = world.add_actor_on(dom0, Box::new(a));
-        world.machines[dom0].xen_mut().rings[r].backend = id;
-        world.start(id, crate::machine::xen::LRU_INTERVAL_NS);
+        let id = add(
+            cast,
+            dom0,
+            Box::new(a),
+            Some(crate::machine::xen::LRU_INTERVAL_NS),
+        );
+        host.xen_mut().rings[r].backend = id;
         rings.push(id);
     }
     let mut jobs = Vec::new();
@@ -117,7 +142,7 @@ pub(crate) fn start_xen(
                 .iter()
                 .position(|v| v.name == b.vbd)
                 .expect("checked by the parser");
-            let d = &world.machines[dom0].xen().devices[first_dev + v];
+            let d = &host.xen().devices[first_dev + v];
             let q = used[v] as usize;
             let Some(&ring) = d.rings.get(q) else {
                 return Err(SimError::Config(format!(
@@ -131,7 +156,7 @@ pub(crate) fn start_xen(
             };
             used[v] += 1;
             let vbd = &g.vbds[v];
-            let persistent = world.machines[dom0].xen().rings[ring].persistent;
+            let persistent = host.xen().rings[ring].persistent;
             let start = g.start_ns + w.start_ns;
             let end = w.duration_ns.map(|d| start + d);
             // Each job's grant references are its own range.
@@ -147,9 +172,8 @@ pub(crate) fn start_xen(
                 end,
                 gref_base,
             );
-            let id = world.add_actor_on(first + i, Box::new(job));
-            world.machines[dom0].xen_mut().rings[ring].frontend = Some(id);
-            world.start(id, start);
+            let id = add(cast, first + i, Box::new(job), Some(start));
+            host.xen_mut().rings[ring].frontend = Some(id);
             jobs.push((g.name.clone(), w.name.clone(), vbd.name.clone(), id));
         }
     }
