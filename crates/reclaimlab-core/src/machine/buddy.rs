@@ -228,7 +228,17 @@ impl FreeArea {
 
     /// The free block that holds frame `pfn`, if `pfn` is free in the buddy: (head, order).
     pub fn free_block_of(&self, fr: &Frames, pfn: u32) -> Option<(u32, usize)> {
-        (0..MAX_ORDER).find_map(|o| {
+        // A page in use is in no free block: skip the search over the orders (free page
+        // hinting's scans ask this of every page they captured, many of them reused).
+        if fr.is_in_use(pfn) {
+            return None;
+        }
+        // A block's own head answers at once (hinting's arrays hold heads, scanned again and
+        // again while they stay full); only a frame inside a block needs the search.
+        if let Some(o) = fr.buddy_order(pfn) {
+            return (pfn >= self.start && pfn < self.end).then_some((pfn, o));
+        }
+        (1..MAX_ORDER).find_map(|o| {
             let head = pfn & !((1u32 << o) - 1);
             self.is_free_head(fr, head, o).then_some((head, o))
         })

@@ -327,6 +327,15 @@ impl Frames {
         (b < 0x40).then_some((b & 0x0f) as usize)
     }
 
+    /// Is `pfn` certainly outside every free buddy block: owned, allocated, reserved or on a
+    /// per-CPU list? A frame inside a free block that is not its head has no owner, and a head
+    /// carries its buddy state, so only those two need a search over the orders.
+    #[inline]
+    pub fn is_in_use(&self, pfn: u32) -> bool {
+        let s = self.owner[pfn as usize] & STATE;
+        s < ST_BUDDY || (s >= ST_PCP && s != ST_NIL)
+    }
+
     /// Is `pfn` the head of a free block of exactly `order`?
     #[inline]
     pub fn is_buddy_head_of_order(&self, pfn: u32, order: usize) -> bool {

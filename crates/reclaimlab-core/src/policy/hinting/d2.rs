@@ -36,38 +36,73 @@ pub struct CaptureArrays {
     /// The stored v7/v8 code: keep entries whose page was allocated again (the kthread skips
     /// them later) instead of dropping them in the inline scan.
     pub keep_allocated: bool,
+    /// Scratch for the inline scan: one bit per frame, set for the heads kept so far and
+    /// cleared again before the scan returns (a set of 1,000 frame numbers hashed on every
+    /// scan cost a fifth of a D2 run's time; a bit per frame costs 1/8 byte of frame
+    /// memory and no hashing).
+    seen: Vec<u64>,
 }
 
 impl CaptureArrays {
     /// The inline scan of a full array: resolve each entry to the free block that holds it,
     /// drop duplicates (and, as the seed describes, pages in use again), compact.
-    fn scan(&self, m: &mut Machine, entries: &mut Vec<(u32, u8)>) {
+    fn scan(&mut self, m: &mut Machine, entries: &mut Vec<(u32, u8)>) {
         m.drain_all_pages();
         let n = entries.len() as u64;
         // The linear duplicate search: about n^2 / 2 comparisons.
         let ns = n * n / 2 * m.guest_mut().cost.scan_compare_ns;
         m.guest_stall(ns);
-        // The kernel searches linearly (charged above); a set of the heads kept gives the same
+        // The kernel searches linearly (charged above); a bit per head kept gives the same
         // result, in array order, without the simulator paying n^2 too.
-        let mut heads = std::collections::HashSet::with_capacity(entries.len());
+        let frames = m.frames.len();
+        if self.seen.len() * 64 < frames {
+            self.seen.resize(frames.div_ceil(64), 0);
+        }
+        let seen = &mut self.seen;
+        let mut first = |pfn: u32| {
+            let (w, b) = (pfn as usize / 64, 1u64 << (pfn % 64));
+            let new = seen[w] & b == 0;
+            seen[w] |= b;
+            new
+        };
         let mut kept: Vec<(u32, u8)> = Vec::with_capacity(entries.len());
         // The last entry is the page being freed now (the capture runs before the free): it
         // is not in the buddy yet, but it is free, and it stays.
         let Some(&current) = entries.last() else {
             return;
         };
+        // The buddy does not change during the scan, so a page inside the block found last is
+        // in that block: consecutive frees of one region mostly are, and need no search.
+        let mut last: Option<(u32, usize)> = None;
         for &(pfn, order) in &entries[..entries.len() - 1] {
-            let z = m.zone_of(pfn);
-            match m.zones[z].free_area.free_block_of(&m.frames, pfn) {
-                Some((head, o)) if heads.insert(head) => kept.push((head, o as u8)),
+            let block = match last {
+                Some((h, o)) if pfn >= h && pfn - h < 1 << o => last,
+                _ => {
+                    let z = m.zone_of(pfn);
+                    let b = m.zones[z].free_area.free_block_of(&m.frames, pfn);
+                    if b.is_some() {
+                        last = b;
+                    }
+                    b
+                }
+            };
+            match block {
+                Some((head, o)) if first(head) => kept.push((head, o as u8)),
                 Some(_) => {}
                 None if self.keep_allocated => kept.push((pfn, order)),
                 None => {}
             }
         }
-        if heads.insert(current.0) {
+        if first(current.0) {
             kept.push(current);
         }
+        // Clear exactly the bits set: every head kept, and the current page. An entry kept
+        // because it is allocated again (`keep_allocated`) set no bit, so clearing its bit
+        // is harmless.
+        for &(pfn, _) in &kept {
+            self.seen[pfn as usize / 64] &= !(1u64 << (pfn % 64));
+        }
+        self.seen[current.0 as usize / 64] &= !(1u64 << (current.0 % 64));
         *entries = kept;
     }
 
