@@ -348,47 +348,90 @@ pub struct OverHigh {
     pub sleep_jiffies: u64,
 }
 
-/// `mem_cgroup_handle_over_high` for a task whose debt is `nr_pages` (§4.2):
-/// `reclaim_high(pages)` reclaims on the over-high memcgs of the task's chain and says how
-/// many pages it got (the debt the first time, a reclaim batch on later passes);
-/// `overages()` gives the largest memory and swap overages of the chain as they are after
-/// it. The loop returns without sleeping once the penalty is down to `hz / 100` jiffies; it
-/// goes on while reclaim makes progress, and passes that free nothing use up the 16 retries
-/// (over the whole call); the pass after the last retry ends in the sleep.
+/// What the over-high loop does after a pass.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OverHighStep {
+    /// Reclaim again, [`OverHighLoop::request`] pages.
+    Again,
+    /// Return to user space without sleeping.
+    Done,
+    /// Sleep this many jiffies, in a memstall, then return.
+    Sleep(u64),
+}
+
+/// The loop of `mem_cgroup_handle_over_high` (§4.2) for a task whose debt is `nr_pages`, one
+/// reclaim pass at a time (so a caller whose reclaim yields can resume it): ask
+/// `reclaim_high` for [`request`](Self::request) pages (the debt the first time, a reclaim
+/// batch after), then report what it got and the chain's largest overages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OverHighLoop {
+    nr_pages: u64,
+    retries: u32,
+    in_retry: bool,
+    pub done: OverHigh,
+}
+
+impl OverHighLoop {
+    /// `None` without a debt: nothing to do.
+    pub fn new(nr_pages: u64) -> Option<OverHighLoop> {
+        (nr_pages > 0).then_some(OverHighLoop {
+            nr_pages,
+            retries: MAX_RECLAIM_RETRIES,
+            in_retry: false,
+            done: OverHigh::default(),
+        })
+    }
+
+    /// Pages the next `reclaim_high` pass aims at.
+    pub fn request(&self) -> u64 {
+        if self.in_retry {
+            SWAP_CLUSTER_MAX
+        } else {
+            self.nr_pages
+        }
+    }
+
+    /// After a pass that reclaimed `got` pages, with the chain's largest memory and swap
+    /// overages as they are now: done once the penalty is down to `hz / 100` jiffies; again
+    /// while reclaim makes progress or fruitless passes have retries left (16 over the whole
+    /// call, not restored by progress); else the penalty's sleep.
+    pub fn after_pass(&mut self, got: u64, mem_overage: u64, swap_overage: u64, hz: u64) -> OverHighStep {
+        self.done.passes += 1;
+        self.done.reclaimed += got;
+        let penalty = high_penalty_jiffies(self.nr_pages, mem_overage, swap_overage, hz);
+        if penalty <= hz / 100 {
+            return OverHighStep::Done;
+        }
+        if got > 0 || self.retries > 0 {
+            if got == 0 {
+                self.retries -= 1;
+            }
+            self.in_retry = true;
+            return OverHighStep::Again;
+        }
+        self.done.sleep_jiffies = penalty;
+        OverHighStep::Sleep(penalty)
+    }
+}
+
+/// `mem_cgroup_handle_over_high` run to its end: `reclaim_high(pages)` reclaims on the
+/// over-high memcgs of the task's chain and says how many pages it got; `overages()` gives
+/// the chain's largest memory and swap overages after it.
 pub fn handle_over_high(
     nr_pages: u64,
     hz: u64,
     mut reclaim_high: impl FnMut(u64) -> u64,
     mut overages: impl FnMut() -> (u64, u64),
 ) -> OverHigh {
-    let mut out = OverHigh::default();
-    if nr_pages == 0 {
-        return out;
-    }
-    let mut retries = MAX_RECLAIM_RETRIES;
-    let mut in_retry = false;
+    let Some(mut l) = OverHighLoop::new(nr_pages) else {
+        return OverHigh::default();
+    };
     loop {
-        let got = reclaim_high(if in_retry {
-            SWAP_CLUSTER_MAX
-        } else {
-            nr_pages
-        });
-        out.passes += 1;
-        out.reclaimed += got;
+        let got = reclaim_high(l.request());
         let (mem, swap) = overages();
-        let penalty = high_penalty_jiffies(nr_pages, mem, swap, hz);
-        if penalty <= hz / 100 {
-            return out;
+        if l.after_pass(got, mem, swap, hz) != OverHighStep::Again {
+            return l.done;
         }
-        if got > 0 || retries > 0 {
-            if got == 0 {
-                retries -= 1;
-            }
-            in_retry = true;
-            continue;
-        }
-        out.sleep_jiffies = penalty;
-        return out;
     }
 }
 

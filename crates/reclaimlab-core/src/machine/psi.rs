@@ -176,8 +176,8 @@ struct Group {
 /// A task as PSI sees it: its group, its CPU, its flags and its memstall nesting.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PsiTask {
-    pub group: PsiGroupId,
-    pub cpu: usize,
+    group: PsiGroupId,
+    cpu: usize,
     flags: u32,
     /// Depth of nested memstall sections; only the outermost counts (`in_memstall`).
     memstall: u32,
@@ -192,6 +192,16 @@ impl PsiTask {
             flags: 0,
             memstall: 0,
         }
+    }
+
+    #[inline]
+    pub fn group(&self) -> PsiGroupId {
+        self.group
+    }
+
+    #[inline]
+    pub fn cpu(&self) -> usize {
+        self.cpu
     }
 
     #[inline]
@@ -341,6 +351,19 @@ impl Psi {
         let clear = t.flags & (TSK_ONCPU | TSK_RUNNING | TSK_MEMSTALL_RUNNING);
         let set = if iowait { TSK_IOWAIT } else { 0 };
         self.task_change(t, clear, set, now);
+    }
+
+    /// The task moves to `cpu` (a task executing there is switched out first): its counts
+    /// leave the old CPU and join the new one at `now`.
+    pub fn migrate(&mut self, t: &mut PsiTask, cpu: usize, now: u64) {
+        if t.cpu == cpu {
+            return;
+        }
+        self.switch_out(t, now);
+        let flags = t.flags;
+        self.task_change(t, flags, 0, now);
+        t.cpu = cpu;
+        self.task_change(t, 0, flags, now);
     }
 
     /// `psi_memstall_enter`: sections nest; only the outermost changes the counts.

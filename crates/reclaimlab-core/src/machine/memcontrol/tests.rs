@@ -273,6 +273,18 @@ fn the_over_high_loop_sleeps_only_after_sixteen_fruitless_retries() {
     );
     assert_eq!((out.passes, out.sleep_jiffies), (9, 0));
     assert_eq!(handle_over_high(0, HZ, |_| 1, || (stuck, 0)), OverHigh::default());
+
+    // The same loop one pass at a time, as a caller whose reclaim yields drives it.
+    assert!(OverHighLoop::new(0).is_none());
+    let mut l = OverHighLoop::new(64).unwrap();
+    assert_eq!(l.request(), 64);
+    assert_eq!(l.after_pass(0, stuck, 0, HZ), OverHighStep::Again);
+    assert_eq!(l.request(), 32);
+    for _ in 0..15 {
+        assert_eq!(l.after_pass(0, stuck, 0, HZ), OverHighStep::Again);
+    }
+    assert_eq!(l.after_pass(0, stuck, 0, HZ), OverHighStep::Sleep(159));
+    assert_eq!((l.done.passes, l.done.sleep_jiffies), (17, 159));
 }
 
 /// §5.4 (a): the selftest's children scanned under P0's limit reclaim. C0 (protection 8,533

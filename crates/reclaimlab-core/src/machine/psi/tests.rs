@@ -272,6 +272,28 @@ fn memstall_sections_nest_and_iowait_is_not_a_stall() {
     assert_eq!(psi.total_ns(SYS, true), 8 * MS);
 }
 
+/// A task asleep in a stall that moves to another CPU takes its stall with it.
+#[test]
+fn a_migrating_task_takes_its_counts_along() {
+    let mut psi = Psi::new(2, HZ, 0);
+    let mut t = PsiTask::new(SYS, 0);
+    psi.wake(&mut t, 0);
+    psi.switch_in(&mut t, 0);
+    psi.memstall_enter(&mut t, 0);
+    psi.sleep(&mut t, false, MS);
+    assert_eq!(psi.mem_state(SYS, 0), (true, true));
+    psi.migrate(&mut t, 1, 2 * MS);
+    assert_eq!((t.cpu(), t.group()), (1, SYS));
+    assert_eq!(psi.mem_state(SYS, 0), (false, false));
+    assert_eq!(psi.mem_state(SYS, 1), (true, true));
+    psi.wake(&mut t, 3 * MS);
+    psi.switch_in(&mut t, 3 * MS);
+    psi.memstall_leave(&mut t, 4 * MS);
+    assert_eq!(psi.mem_state(SYS, 1), (false, false));
+    assert_eq!(t.flags(), TSK_RUNNING | TSK_ONCPU);
+    assert_eq!(psi.bugs, 0);
+}
+
 /// §8.6: two lines, the fractions zero-padded and truncated, `total` in microseconds.
 #[test]
 fn the_text_has_two_lines_with_padded_fractions() {
