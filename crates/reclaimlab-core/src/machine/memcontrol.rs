@@ -7,6 +7,8 @@
 //! - The charge's first steps: a 64-page batch, then exactly the pages asked for before any
 //!   reclaim, and the memcg whose limit refused it (§3.2 steps 2-3, §3.3); the event counts
 //!   of `memory.events`, hierarchical and local (§7.2).
+//! - Swap: the slots a memcg may still take under the `memory.swap.max` of its chain, and
+//!   the half-full test that makes a swap-in give its slot back (§3.1, §3.6).
 //! - `memory.high`: the relative overage in 20-bit fixed point, the penalty that grows with
 //!   its square, scaled to the task's debt and capped at 2 s, in whole jiffies of the
 //!   machine's HZ (§4.3, §4.4), and the loop that decides between more reclaim and the sleep
@@ -169,6 +171,29 @@ pub fn try_charge_counters(
 #[inline]
 pub fn limit_reclaim_target(n: u64) -> u64 {
     n.max(SWAP_CLUSTER_MAX)
+}
+
+// ------------------------------------------------------------------ swap (§3.1, §3.6)
+
+/// `mem_cgroup_get_nr_swap_pages`: the swap slots memcg `id` may still take, `free_swap`
+/// (the device's free slots) limited by the room under `memory.swap.max` of `id` and each
+/// ancestor below the root. Reclaim scans a memcg's anon pages only if this is above 0.
+pub fn get_nr_swap_pages(swap: &PageCounters, id: CounterId, free_swap: u64) -> u64 {
+    swap.ancestors(id)
+        .filter(|&c| !swap.is_root(c))
+        .fold(free_swap, |n, c| n.min(swap.margin(c)))
+}
+
+/// The memcg half of `mem_cgroup_swap_full`: `id` or an ancestor below the root uses at
+/// least half of its `memory.swap.high` or `memory.swap.max` (a swapped-in page then gives
+/// its slot back at once, as when the device is half full).
+pub fn memcg_swap_full(swap: &PageCounters, id: CounterId) -> bool {
+    swap.ancestors(id)
+        .filter(|&c| !swap.is_root(c))
+        .any(|c| {
+            let s = swap.get(c);
+            s.usage * 2 >= s.high || s.usage * 2 >= s.max
+        })
 }
 
 // ------------------------------------------------------------------ events (§7.2)

@@ -443,12 +443,8 @@ impl Psi {
         let psi_period = self.period;
         let group = &mut self.groups[g as usize];
         let expires = group.avg_next_update;
-        let late = now - expires;
-        let missed = if late >= psi_period {
-            late / psi_period
-        } else {
-            0
-        };
+        // Whole periods past the one that was due.
+        let missed = (now - expires) / psi_period;
         group.avg_next_update = expires + (1 + missed) * psi_period;
         let period = now - (group.avg_last_update + missed * psi_period);
         group.avg_last_update = now;

@@ -113,6 +113,36 @@ fn a_charge_refused_by_the_parent_names_the_parent() {
     assert_eq!(pc.get(p).watermark, 1000);
 }
 
+/// §3.6: the swap a memcg may still take is the device's free slots limited by every
+/// level's room under `memory.swap.max`; `swap.max = 0` leaves none (file-only reclaim).
+/// §3.1: half of a level's swap limit used counts as swap full.
+#[test]
+fn swap_room_and_swap_full_follow_every_level() {
+    let mut sw = PageCounters::new();
+    let p = sw.add(ROOT_COUNTER).unwrap();
+    let c = sw.add(p).unwrap();
+    assert_eq!(get_nr_swap_pages(&sw, c, 1_000), 1_000);
+    sw.set_max(p, 300);
+    sw.charge(c, 100);
+    assert_eq!(get_nr_swap_pages(&sw, c, 1_000), 200);
+    assert_eq!(get_nr_swap_pages(&sw, c, 50), 50);
+    assert!(!memcg_swap_full(&sw, c));
+    sw.charge(c, 50);
+    assert!(memcg_swap_full(&sw, c));
+    sw.set_max(c, 0);
+    assert_eq!(get_nr_swap_pages(&sw, c, 1_000), 0);
+    // The root's own counter (the sum of all) limits nothing.
+    assert_eq!(get_nr_swap_pages(&sw, ROOT_COUNTER, 1_000), 1_000);
+    assert!(!memcg_swap_full(&sw, ROOT_COUNTER));
+    let mut sw = PageCounters::new();
+    let q = sw.add(ROOT_COUNTER).unwrap();
+    sw.set_high(q, 100);
+    sw.charge(q, 49);
+    assert!(!memcg_swap_full(&sw, q));
+    sw.charge(q, 1);
+    assert!(memcg_swap_full(&sw, q));
+}
+
 /// §7.2: an event counts in the memcg's local array and in the hierarchical arrays up to,
 /// not including, the root; `memory_localevents` keeps it in the memcg's own.
 #[test]
