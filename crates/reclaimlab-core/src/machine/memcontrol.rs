@@ -19,8 +19,8 @@
 //!
 //! Abstracted here: nothing yet runs reclaim, keeps the per-CPU charge stock or puts a task
 //! to sleep; the callers (the wiring step) do, and hand in what these functions need. Where
-//! the kernel's arithmetic is 64-bit and can wrap (the penalty's square with `memory.high`
-//! near 0 and usage a thousand times over it), it wraps here too. Writes the kernel reads
+//! the kernel's arithmetic is 64-bit and can wrap (the penalty's square once usage is some
+//! 260 times `memory.high` at HZ = 250, as with a `memory.high` near 0), it wraps here too. Writes the kernel reads
 //! oddly are refused instead: a value with no digits (the kernel takes it as 0) or one past
 //! 2^64 bytes (the kernel wraps it).
 
@@ -188,12 +188,10 @@ pub fn get_nr_swap_pages(swap: &PageCounters, id: CounterId, free_swap: u64) -> 
 /// least half of its `memory.swap.high` or `memory.swap.max` (a swapped-in page then gives
 /// its slot back at once, as when the device is half full).
 pub fn memcg_swap_full(swap: &PageCounters, id: CounterId) -> bool {
-    swap.ancestors(id)
-        .filter(|&c| !swap.is_root(c))
-        .any(|c| {
-            let s = swap.get(c);
-            s.usage * 2 >= s.high || s.usage * 2 >= s.max
-        })
+    swap.ancestors(id).filter(|&c| !swap.is_root(c)).any(|c| {
+        let s = swap.get(c);
+        s.usage * 2 >= s.high || s.usage * 2 >= s.max
+    })
 }
 
 // ------------------------------------------------------------------ events (§7.2)
@@ -351,8 +349,11 @@ pub fn max_high_delay_jiffies(hz: u64) -> u64 {
 /// The penalty of `mem_cgroup_handle_over_high`: memory's and swap's delays added, capped at
 /// 2 s. A penalty of at most `hz / 100` jiffies is not slept (see [`handle_over_high`]).
 pub fn high_penalty_jiffies(nr_pages: u64, mem_overage: u64, swap_overage: u64, hz: u64) -> u64 {
-    let p = calculate_high_delay(nr_pages, mem_overage, hz)
-        .saturating_add(calculate_high_delay(nr_pages, swap_overage, hz));
+    let p = calculate_high_delay(nr_pages, mem_overage, hz).saturating_add(calculate_high_delay(
+        nr_pages,
+        swap_overage,
+        hz,
+    ));
     p.min(max_high_delay_jiffies(hz))
 }
 
@@ -420,7 +421,13 @@ impl OverHighLoop {
     /// overages as they are now: done once the penalty is down to `hz / 100` jiffies; again
     /// while reclaim makes progress or fruitless passes have retries left (16 over the whole
     /// call, not restored by progress); else the penalty's sleep.
-    pub fn after_pass(&mut self, got: u64, mem_overage: u64, swap_overage: u64, hz: u64) -> OverHighStep {
+    pub fn after_pass(
+        &mut self,
+        got: u64,
+        mem_overage: u64,
+        swap_overage: u64,
+        hz: u64,
+    ) -> OverHighStep {
         self.done.passes += 1;
         self.done.reclaimed += got;
         let penalty = high_penalty_jiffies(self.nr_pages, mem_overage, swap_overage, hz);

@@ -402,10 +402,7 @@ impl Psi {
     /// Whether group `g` is in memory `some` and `full` on `cpu` now.
     pub fn mem_state(&self, g: PsiGroupId, cpu: usize) -> (bool, bool) {
         let m = self.groups[g as usize].cpus[cpu].state_mask;
-        (
-            m & (1 << PSI_MEM_SOME) != 0,
-            m & (1 << PSI_MEM_FULL) != 0,
-        )
+        (m & (1 << PSI_MEM_SOME) != 0, m & (1 << PSI_MEM_FULL) != 0)
     }
 
     /// `collect_percpu_times` for the averages: each CPU's stall time since the last
@@ -508,7 +505,11 @@ impl Psi {
 
 /// A fixed-point average as the file prints it: whole percent, then two truncated decimals.
 fn fixed_pct(a: u64) -> String {
-    format!("{}.{:02}", a >> FSHIFT, ((a & (FIXED_1 - 1)) * 100) >> FSHIFT)
+    format!(
+        "{}.{:02}",
+        a >> FSHIFT,
+        ((a & (FIXED_1 - 1)) * 100) >> FSHIFT
+    )
 }
 
 /// The two lines of a memory pressure file from the averages and totals (ns).

@@ -23,7 +23,10 @@ fn interface_values_parse_and_print_as_the_kernel_does() {
     // White space around the value is stripped, not inside it.
     assert_eq!(parse(" 100M\n"), Ok(25_600));
     let err = parse("10 M").unwrap_err();
-    assert!(err.contains("memory.max") && err.contains("EINVAL"), "{err}");
+    assert!(
+        err.contains("memory.max") && err.contains("EINVAL"),
+        "{err}"
+    );
     assert!(parse("100MB").is_err());
     assert!(parse("").is_err());
     assert!(parse("-1").is_err());
@@ -41,7 +44,9 @@ fn interface_values_parse_and_print_as_the_kernel_does() {
     assert_eq!(parse_oom_group("1"), Ok(true));
     assert_eq!(parse_oom_group("0\n"), Ok(false));
     assert_eq!(parse_oom_group("+1"), Ok(true));
-    assert!(parse_oom_group("2").unwrap_err().contains("memory.oom.group"));
+    assert!(parse_oom_group("2")
+        .unwrap_err()
+        .contains("memory.oom.group"));
     assert!(parse_oom_group("-1").is_err());
     assert!(parse_oom_group("true").is_err());
 }
@@ -81,7 +86,10 @@ fn a_charge_near_the_limit_shrinks_its_batch_before_any_reclaim() {
     assert_eq!(charge_batch(512), 512);
     // The root memcg is never charged.
     let mut batch = charge_batch(1);
-    assert_eq!(try_charge_counters(&mut pc, ROOT_COUNTER, 1, &mut batch), Ok(()));
+    assert_eq!(
+        try_charge_counters(&mut pc, ROOT_COUNTER, 1, &mut batch),
+        Ok(())
+    );
     assert_eq!((batch, pc.get(ROOT_COUNTER).usage), (0, 64));
 }
 
@@ -157,7 +165,10 @@ fn events_count_locally_and_up_the_tree_below_the_root() {
     memcg_memory_event(&mut ev, &pc, p, MemcgEvent::SwapFail, false);
     let (cl, ch) = (ev[c as usize].local, ev[c as usize].hier);
     let (pl, ph) = (ev[p as usize].local, ev[p as usize].hier);
-    assert_eq!((cl.oom_kill, ch.oom_kill, pl.oom_kill, ph.oom_kill), (1, 1, 0, 1));
+    assert_eq!(
+        (cl.oom_kill, ch.oom_kill, pl.oom_kill, ph.oom_kill),
+        (1, 1, 0, 1)
+    );
     assert_eq!((cl.high, ch.high, pl.high, ph.high), (2, 2, 0, 1));
     assert_eq!((pl.swap_fail, ph.swap_fail, ch.swap_fail), (1, 1, 0));
     assert_eq!(ev[ROOT_COUNTER as usize], MemcgEventCounts::default());
@@ -288,7 +299,10 @@ fn the_over_high_loop_sleeps_only_after_sixteen_fruitless_retries() {
         },
         || (stuck, 0),
     );
-    assert_eq!((out.passes, out.reclaimed, out.sleep_jiffies), (27, 80, 159));
+    assert_eq!(
+        (out.passes, out.reclaimed, out.sleep_jiffies),
+        (27, 80, 159)
+    );
 
     // Reclaim that gets usage down to 101 MiB (1 jiffy): no sleep.
     let usage = std::cell::Cell::new(110 * MIB);
@@ -302,7 +316,10 @@ fn the_over_high_loop_sleeps_only_after_sixteen_fruitless_retries() {
         || (calculate_overage(usage.get(), 100 * MIB), 0),
     );
     assert_eq!((out.passes, out.sleep_jiffies), (9, 0));
-    assert_eq!(handle_over_high(0, HZ, |_| 1, || (stuck, 0)), OverHigh::default());
+    assert_eq!(
+        handle_over_high(0, HZ, |_| 1, || (stuck, 0)),
+        OverHigh::default()
+    );
 
     // The same loop one pass at a time, as a caller whose reclaim yields drives it.
     assert!(OverHighLoop::new(0).is_none());
@@ -354,7 +371,13 @@ fn protected_children_are_scanned_in_proportion_to_their_unprotected_share() {
     assert!(get_scan_count_protected(12_800, 12_800, c0, false, 12, true).low_used);
     // The low-reclaim retry scales by min (0 here): the whole list.
     let retry = get_scan_count_protected(12_800, 12_800, c0, true, 0, true);
-    assert_eq!(retry, ProtectedScan { scan: 12_800, low_used: false });
+    assert_eq!(
+        retry,
+        ProtectedScan {
+            scan: 12_800,
+            low_used: false
+        }
+    );
     // Without protection nothing is flagged.
     assert!(!get_scan_count_protected(12_800, 12_800, (0, 0), false, 0, true).low_used);
 }
@@ -366,14 +389,32 @@ fn a_protected_scan_keeps_a_batch_floor_and_offline_memcgs_a_batch() {
     // 100 pages, 99 of 100 protected: 1 page left, raised to 32.
     let s = get_scan_count_protected(100, 100, (99, 0), false, 0, true);
     assert_eq!(s.scan, 32);
-    assert_eq!(get_scan_count_protected(100, 100, (99, 0), false, 5, true).scan, 1);
-    assert_eq!(get_scan_count_protected(100, 100, (99, 0), false, 6, true).scan, 0);
-    assert_eq!(get_scan_count_protected(100, 100, (99, 0), false, 6, false).scan, 32);
-    assert_eq!(get_scan_count_protected(10, 10, (0, 0), false, 12, false).scan, 10);
+    assert_eq!(
+        get_scan_count_protected(100, 100, (99, 0), false, 5, true).scan,
+        1
+    );
+    assert_eq!(
+        get_scan_count_protected(100, 100, (99, 0), false, 6, true).scan,
+        0
+    );
+    assert_eq!(
+        get_scan_count_protected(100, 100, (99, 0), false, 6, false).scan,
+        32
+    );
+    assert_eq!(
+        get_scan_count_protected(10, 10, (0, 0), false, 12, false).scan,
+        10
+    );
     // Protection above the memcg's size: the protection counts as its size, and little but
     // the batch floor is left.
     let s = get_scan_count_protected(1_000, 500, (0, 100_000), false, 0, true);
-    assert_eq!(s, ProtectedScan { scan: 32, low_used: true });
+    assert_eq!(
+        s,
+        ProtectedScan {
+            scan: 32,
+            low_used: true
+        }
+    );
 }
 
 /// §7.1: 51 keys with CONFIG_ZSWAP, 47 without, in 6.1's order; `slab` right after its two
@@ -400,7 +441,11 @@ fn memory_stat_keys_are_in_the_kernels_order() {
             || k.name.starts_with("pg")
             || k.name.starts_with("zswp")
             || k.name.starts_with("thp_");
-        let want = if count { StatUnit::Count } else { StatUnit::Bytes };
+        let want = if count {
+            StatUnit::Count
+        } else {
+            StatUnit::Bytes
+        };
         assert_eq!(k.unit, want, "{}", k.name);
     }
 }

@@ -21,7 +21,9 @@ fn the_decay_constants_are_two_seconds_of_each_window() {
 /// §8.4, §8.7 (d): the decay's powers for missed periods, rounded at each product.
 #[test]
 fn fixed_power_gives_the_decay_over_missed_periods() {
-    let powers: Vec<u64> = (1..=4).map(|n| fixed_power_int(EXP_10S, FSHIFT, n)).collect();
+    let powers: Vec<u64> = (1..=4)
+        .map(|n| fixed_power_int(EXP_10S, FSHIFT, n))
+        .collect();
     assert_eq!(powers, vec![1677, 1373, 1124, 920]);
     assert_eq!(fixed_power_int(EXP_60S, FSHIFT, 3), 1853);
     assert_eq!(fixed_power_int(EXP_300S, FSHIFT, 3), 2006);
