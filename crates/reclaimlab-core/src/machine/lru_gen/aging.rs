@@ -16,7 +16,7 @@
 //! waiting of concurrent walkers (one walker at a time in the simulator).
 
 use super::mm_inline::{lru_gen_from_seq, LruGauge};
-use super::mmzone::{LruGen, ANON_AND_FILE, MAX_LRU_BATCH, MAX_NR_GENS, MIN_LRU_BATCH, MIN_NR_GENS};
+use super::mmzone::{LruGen, MAX_LRU_BATCH, MAX_NR_GENS, MIN_LRU_BATCH, MIN_NR_GENS};
 use crate::machine::lru::{ANON, FILE, LRU_INACTIVE_ANON, LRU_INACTIVE_FILE};
 use crate::machine::pte::PTRS_PER_PTE;
 use crate::machine::{JIFFY_NS, MAX_NR_ZONES};
@@ -42,8 +42,8 @@ impl LruGen {
     pub fn should_run_aging(&self, can_swap: bool, priority: i32, online: bool) -> (bool, u64) {
         let first = if can_swap { ANON } else { FILE };
         let (mut total, mut young, mut old) = (0u64, 0u64, 0u64);
-        for type_ in first..ANON_AND_FILE {
-            for seq in self.min_seq[type_]..=self.max_seq {
+        for (type_, &min_seq) in self.min_seq.iter().enumerate().skip(first) {
+            for seq in min_seq..=self.max_seq {
                 let size = self.gen_size(seq, type_);
                 total += size;
                 if seq == self.max_seq {

@@ -258,7 +258,7 @@ impl LruGen {
             }
             (Some(from), Some(to)) => {
                 let (a, b) = (self.lru_gen_is_active(from), self.lru_gen_is_active(to));
-                debug_assert!(!(a && !b), "a folio demoted from an active generation");
+                debug_assert!(!a || b, "a folio demoted from an active generation");
                 if !a && b {
                     gauge_add(&mut g[gauge_lru(type_, false)], -n);
                     gauge_add(&mut g[gauge_lru(type_, true)], n);

@@ -28,6 +28,16 @@
 //! `workingset`. Nothing here reads `vmscan/` or `Machine`, so the reclaim code can call in
 //! without a loop; the state is meant to sit beside `Machine::lruvec` (not inside `Lruvec`,
 //! whose file this folder reads for `ANON`/`FILE` and the gauge indexes).
+//!
+//! Where the switch will plug in (the machine's functions that stand for the kernel's hooks):
+//! `Machine::lru_add`/`lru_del` (`folio_add_lru`, with `PG_active` set inside a fault:
+//! `anon_fault`, `swapin_fault` and its read-ahead; not for `page_cache_insert` from
+//! `file_access`), `mark_accessed` (→ `folio_inc_refs`), `end_writeback`'s rotation
+//! (→ `lru_gen_add_folio` with `reclaiming`), `workingset_eviction`/`workingset_refault`
+//! (→ [`workingset`]), `folio_referenced` in `folio_check_references` (look-around),
+//! `shrink_lruvec` (→ `lru_gen_shrink_lruvec`; `prepare_scan_count` and `snapshot_refaults`
+//! return at once), `kswapd_age_node` (→ `lru_gen_age_node`), and the invariant check that
+//! recounts `Lruvec::zone_size` ([`mmzone::LruGen::recount_gauge`]).
 
 pub mod aging;
 pub mod debugfs;
