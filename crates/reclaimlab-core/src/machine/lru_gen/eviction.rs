@@ -19,7 +19,7 @@ use super::mm_inline::{
     clear_refs, folio_lru_refs, folio_type, lru_gen_from_seq, lru_hist_from_seq,
     lru_tier_from_refs, FolioGen, LruGauge, REFS_SATURATED,
 };
-use super::mmzone::{LruGen, MIN_LRU_BATCH, MIN_NR_GENS};
+use super::mmzone::{LruGen, MAX_LRU_BATCH, MIN_LRU_BATCH, MIN_NR_GENS};
 use crate::machine::frames::pg;
 use crate::machine::lru::{ANON, FILE};
 use crate::machine::MAX_NR_ZONES;
@@ -184,6 +184,82 @@ pub struct IsolateCtl {
 /// way instead of blocking eviction.
 pub fn scan_zone_order(reclaim_idx: usize) -> [usize; MAX_NR_ZONES] {
     std::array::from_fn(|i| (reclaim_idx + MAX_NR_ZONES - i) % MAX_NR_ZONES)
+}
+
+/// What happened to one folio in `scan_folios`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScanOutcome {
+    /// `sort_folio` dealt with it (`pgrefill`).
+    Sorted,
+    /// Taken for `shrink_folio_list` (`pgscan_*`).
+    Isolated,
+    /// `isolate_folio` refused it: set aside and put back at the head of its list
+    /// (`pgskip_<zone>`).
+    Skipped,
+}
+
+/// The bookkeeping of one `scan_folios` call over the oldest generation of a type: at most
+/// [`MAX_LRU_BATCH`] folios; a zone's list is left after 64 pages isolated in the call or
+/// skipped in that zone, the call after 64 isolated. The caller walks the zones in
+/// [`scan_zone_order`] and each list from its tail, and reports each folio to
+/// [`ScanFolios::record`] and the end of each list to [`ScanFolios::zone_done`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScanFolios {
+    /// Folios left of the call's budget.
+    pub remaining: u64,
+    /// Pages walked: sorted, isolated and skipped.
+    pub scanned: u64,
+    pub sorted: u64,
+    pub isolated: u64,
+    /// Pages skipped, per zone.
+    pub skipped: [u64; MAX_NR_ZONES],
+    zone_skipped: u64,
+}
+
+impl Default for ScanFolios {
+    fn default() -> Self {
+        ScanFolios {
+            remaining: MAX_LRU_BATCH,
+            scanned: 0,
+            sorted: 0,
+            isolated: 0,
+            skipped: [0; MAX_NR_ZONES],
+            zone_skipped: 0,
+        }
+    }
+}
+
+impl ScanFolios {
+    /// A folio of `n` pages from `zone`'s list had this outcome. False: leave this list.
+    pub fn record(&mut self, zone: usize, n: u64, outcome: ScanOutcome) -> bool {
+        self.scanned += n;
+        match outcome {
+            ScanOutcome::Sorted => self.sorted += n,
+            ScanOutcome::Isolated => self.isolated += n,
+            ScanOutcome::Skipped => {
+                self.skipped[zone] += n;
+                self.zone_skipped += n;
+            }
+        }
+        self.remaining -= 1;
+        self.remaining > 0 && self.isolated.max(self.zone_skipped) < MIN_LRU_BATCH
+    }
+
+    /// The walk of one zone's list ended (emptied or left). False: end the call.
+    pub fn zone_done(&mut self) -> bool {
+        self.zone_skipped = 0;
+        self.remaining > 0 && self.isolated < MIN_LRU_BATCH
+    }
+
+    /// `scan_folios`' return value: the pages walked, or 0 when it isolated nothing before
+    /// running out of folios (so `isolate_folios` tries the other type).
+    pub fn result(&self) -> u64 {
+        if self.isolated > 0 || self.remaining == 0 {
+            self.scanned
+        } else {
+            0
+        }
+    }
 }
 
 /// A zone's free pages and marks, for [`should_abort_scan`].

@@ -4,7 +4,9 @@
 //! sorting, eviction and refault. The worked examples of one part are beside its code.
 
 use super::aging::{lru_gen_age_node_skips, min_ttl_oom, DEF_PRIORITY};
-use super::eviction::{clears_memcgs_need_aging, IsolateCtl, Sorted};
+use super::eviction::{
+    clears_memcgs_need_aging, scan_zone_order, IsolateCtl, ScanFolios, ScanOutcome, Sorted,
+};
 use super::mm_inline::{
     folio_inc_refs, folio_lru_refs, lru_gen_from_seq, FolioGen, LruGauge,
 };
@@ -14,7 +16,7 @@ use crate::machine::frames::pg;
 use crate::machine::lru::{
     ANON, FILE, LRU_ACTIVE_ANON, LRU_ACTIVE_FILE, LRU_INACTIVE_FILE, NR_LRU_LISTS,
 };
-use crate::machine::{MAX_NR_ZONES, ZONE_NORMAL};
+use crate::machine::{MAX_NR_ZONES, ZONE_DMA32, ZONE_MOVABLE, ZONE_NORMAL};
 
 /// max_seq 7 and these oldest generations, no pages.
 fn at7(min_seq: [u64; 2]) -> LruGen {
@@ -241,4 +243,56 @@ fn a_file_folio_from_read_to_refault() {
     assert!(r.counted && !r.restored);
     assert_eq!(l.read_ctrl_pos(FILE, 0, 1).refaulted, 1);
     assert_eq!(gauge[z][LRU_INACTIVE_FILE] + gauge[z][LRU_ACTIVE_FILE], 0);
+}
+
+/// `scan_folios`' walk over zone lists given as the outcomes of their folios, tail first;
+/// returns the bookkeeping and how many folios of each list were walked.
+fn scan(reclaim_idx: usize, lists: &[(usize, Vec<ScanOutcome>)]) -> (ScanFolios, Vec<usize>) {
+    let mut s = ScanFolios::default();
+    let mut walked = vec![0; MAX_NR_ZONES];
+    for zone in scan_zone_order(reclaim_idx) {
+        for (_, outcomes) in lists.iter().filter(|(z, _)| *z == zone) {
+            for &o in outcomes {
+                walked[zone] += 1;
+                if !s.record(zone, 1, o) {
+                    break;
+                }
+            }
+        }
+        if !s.zone_done() {
+            break;
+        }
+    }
+    (s, walked)
+}
+
+/// §8.2 test 10: `scan_folios` stops at 64 isolated pages and at 4096 folios, and returns 0
+/// when it isolated nothing and walked fewer than 4096.
+#[test]
+fn scan_folios_stops() {
+    use ScanOutcome::{Isolated, Skipped};
+    let n = ZONE_NORMAL;
+    // 100 isolatable folios: 64 taken.
+    let (s, walked) = scan(n, &[(n, vec![Isolated; 100])]);
+    assert_eq!((s.isolated, s.scanned, s.result(), walked[n]), (64, 64, 64, 64));
+    // 5000 protected folios: the budget ends the call after 4096, which still counts.
+    let (s, _) = scan(n, &[(n, vec![ScanOutcome::Sorted; 5000])]);
+    assert_eq!((s.sorted, s.remaining, s.result()), (4096, 0, 4096));
+    // 10 sorted, nothing isolated: 0, so isolate_folios tries the other type.
+    let (s, _) = scan(n, &[(n, vec![ScanOutcome::Sorted; 10])]);
+    assert_eq!((s.scanned, s.result()), (10, 0));
+    // 64 skipped in Normal leave that list, not the call: DMA32 is walked next.
+    let mut normal = vec![Skipped; 70];
+    normal.push(Isolated);
+    let (s, walked) = scan(n, &[(n, normal), (ZONE_DMA32, vec![Isolated; 3])]);
+    assert_eq!((walked[n], walked[ZONE_DMA32]), (64, 3));
+    assert_eq!((s.skipped[n], s.isolated, s.result()), (64, 3, 67));
+    // Isolation counts across zones: 40 in Normal and 24 in DMA32 end the call there.
+    let lists = [
+        (n, vec![Isolated; 40]),
+        (ZONE_DMA32, vec![Isolated; 30]),
+        (ZONE_MOVABLE, vec![Isolated; 5]),
+    ];
+    let (s, walked) = scan(n, &lists);
+    assert_eq!((walked[ZONE_DMA32], walked[ZONE_MOVABLE], s.isolated), (24, 0, 64));
 }
