@@ -348,7 +348,11 @@ mod tests {
         let l = a1((200, 300));
         assert_eq!(l.should_run_aging(true, 12, true), (false, 1));
         assert_eq!(l.should_run_aging(true, 4, true), (false, 343));
-        assert_eq!(l.should_run_aging(true, 4, false), (false, 5500), "offline memcg");
+        assert_eq!(
+            l.should_run_aging(true, 4, false),
+            (false, 5500),
+            "offline memcg"
+        );
         // (b) young 3000 of 8000; (c) 4500 of 9500; (d) 5000 of 10000, equal: no aging.
         assert!(!a1((2500, 500)).should_run_aging(true, 12, true).0);
         assert!(!a1((3000, 1500)).should_run_aging(true, 12, true).0);
@@ -362,7 +366,11 @@ mod tests {
         assert_eq!(l.should_run_aging(true, 0, true), (false, 5000));
         // (g) two generations: aging whatever the sizes; (h) four: none.
         assert!(state([6, 6], &[]).should_run_aging(true, 12, true).0);
-        assert!(!state([4, 4], &[(7, 1_000_000, 0)]).should_run_aging(true, 12, true).0);
+        assert!(
+            !state([4, 4], &[(7, 1_000_000, 0)])
+                .should_run_aging(true, 12, true)
+                .0
+        );
         // (i) no swap, min_seq {4, 6}: file is the reference (two generations), and only
         // file pages count.
         let sizes = [(4, 100, 0), (5, 1000, 0), (6, 500, 500), (7, 200, 300)];
@@ -420,7 +428,10 @@ mod tests {
         l.timestamps = [11, 22, 33, 44];
         let gauge = l.recount_gauge();
         let z = ZONE_NORMAL;
-        assert_eq!((gauge[z][LRU_INACTIVE_ANON], gauge[z][LRU_ACTIVE_ANON]), (40, 120));
+        assert_eq!(
+            (gauge[z][LRU_INACTIVE_ANON], gauge[z][LRU_ACTIVE_ANON]),
+            (40, 120)
+        );
         (l, gauge)
     }
 
@@ -436,8 +447,14 @@ mod tests {
         assert_eq!((l.nr_pages[0][ANON][z], l.nr_pages[1][ANON][z]), (0, 40));
         assert_eq!((l.nr_pages[0][FILE][z], l.nr_pages[1][FILE][z]), (0, 60));
         // gen 2 (seq 6) turned inactive.
-        assert_eq!((gauge[z][LRU_INACTIVE_ANON], gauge[z][LRU_ACTIVE_ANON]), (90, 70));
-        assert_eq!((gauge[z][LRU_INACTIVE_FILE], gauge[z][LRU_ACTIVE_FILE]), (120, 80));
+        assert_eq!(
+            (gauge[z][LRU_INACTIVE_ANON], gauge[z][LRU_ACTIVE_ANON]),
+            (90, 70)
+        );
+        assert_eq!(
+            (gauge[z][LRU_INACTIVE_FILE], gauge[z][LRU_ACTIVE_FILE]),
+            (120, 80)
+        );
         assert_eq!(gauge, l.recount_gauge());
         // The file statistics were folded when its oldest retired (E5's rule).
         assert_eq!((l.avg_total[FILE][0], l.evicted[0][FILE][0]), (50, 0));
@@ -454,7 +471,10 @@ mod tests {
         assert_eq!(moved, 20, "only file's oldest moved");
         assert_eq!((l.max_seq, l.min_seq), (8, [5, 5]));
         assert_eq!(l.nr_pages[0][ANON][z], 10);
-        assert_eq!((gauge[z][LRU_INACTIVE_ANON], gauge[z][LRU_ACTIVE_ANON]), (80, 80));
+        assert_eq!(
+            (gauge[z][LRU_INACTIVE_ANON], gauge[z][LRU_ACTIVE_ANON]),
+            (80, 80)
+        );
         assert_eq!(gauge, l.recount_gauge());
     }
 
@@ -500,10 +520,18 @@ mod tests {
             AgeLruvec::TooSmall
         );
         let at12 = l.age_lruvec(false, 60, DEF_PRIORITY, true, 250, 100_250, never);
-        assert_eq!(at12, AgeLruvec::Done { need: false, aged: false });
+        assert_eq!(
+            at12,
+            AgeLruvec::Done {
+                need: false,
+                aged: false
+            }
+        );
         assert!(at12.success());
         // Without min_ttl the age is not looked at.
-        assert!(l.age_lruvec(false, 60, 11, true, 0, 100_200, never).success());
+        assert!(l
+            .age_lruvec(false, 60, 11, true, 0, 100_200, never)
+            .success());
         assert_eq!(
             l.age_lruvec(true, 60, 11, true, 0, 100_200, never),
             AgeLruvec::BelowMin
@@ -517,7 +545,13 @@ mod tests {
         let r = l.age_lruvec(false, 60, 11, true, 250, 100_250, |g, seq| {
             g.try_to_inc_max_seq_nowalk(seq, true, 100_250, &mut gauge)
         });
-        assert_eq!(r, AgeLruvec::Done { need: true, aged: true });
+        assert_eq!(
+            r,
+            AgeLruvec::Done {
+                need: true,
+                aged: true
+            }
+        );
         assert_eq!((l.max_seq, l.timestamps[0]), (4, 100_250));
         assert_eq!(gauge, l.recount_gauge());
         // Jiffies wrap: a birth just before the wrap is still in the past after it.

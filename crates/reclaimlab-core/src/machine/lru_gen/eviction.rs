@@ -335,7 +335,7 @@ pub fn clears_memcgs_need_aging(reclaimed: u64, need_aging: bool) -> bool {
 mod tests {
     use super::*;
     use crate::machine::lru_gen::mm_inline::folio_inc_refs;
-    use crate::machine::{ZONE_DMA, ZONE_DMA32, ZONE_DEVICE, ZONE_MOVABLE, ZONE_NORMAL};
+    use crate::machine::{ZONE_DEVICE, ZONE_DMA, ZONE_DMA32, ZONE_MOVABLE, ZONE_NORMAL};
 
     /// E1.
     #[test]
@@ -385,7 +385,10 @@ mod tests {
         assert_eq!(s, Sorted::Protected { gen: 2, tier: 2 });
         assert!(s.to_tail());
         assert_eq!(l.protected[0][FILE], [0, 1, 0]);
-        assert_eq!((g.refs_field(), f & (pg::REFERENCED | pg::WORKINGSET)), (0, 0));
+        assert_eq!(
+            (g.refs_field(), f & (pg::REFERENCED | pg::WORKINGSET)),
+            (0, 0)
+        );
         assert_eq!((l.nr_pages[1][FILE][z], l.nr_pages[2][FILE][z]), (0, 1));
         assert_eq!(gauge, l.recount_gauge());
         // (c) 2 accesses: tier 1 <= 1: isolated, keeping PG_workingset (it was referenced).
@@ -449,7 +452,11 @@ mod tests {
         let (mut l, mut gauge, mut f, mut g) = e2(0, 0, z);
         let before = (l.clone(), f, g);
         assert!(!l.isolate_folio(&mut gauge, &mut f, &mut g, z, 1, true, no_unmap));
-        assert_eq!((l.clone(), f, g), before, "a refused folio is left as it was");
+        assert_eq!(
+            (l.clone(), f, g),
+            before,
+            "a refused folio is left as it was"
+        );
         assert!(l.isolate_folio(&mut gauge, &mut f, &mut g, z, 1, false, no_unmap));
         for ctl in [no_io, no_write] {
             let (mut l, mut gauge, mut f, mut g) = e2(0, pg::DIRTY, z);
@@ -483,7 +490,11 @@ mod tests {
             need_swapping: false,
             priority: 10,
         };
-        let mut zones = [zone(3000, 2000, 2500), zone(30_000, 20_000, 25_000), zone(5000, 8000, 9000)];
+        let mut zones = [
+            zone(3000, 2000, 2500),
+            zone(30_000, 20_000, 25_000),
+            zone(5000, 8000, 9000),
+        ];
         assert_eq!(should_abort_scan(&direct, &zones), None, "Normal below low");
         zones[2].free = 9000;
         assert_eq!(should_abort_scan(&direct, &zones), Some(64));
@@ -552,9 +563,18 @@ mod tests {
         };
         let never = |_: &mut LruGen, _: u64| -> bool { panic!("aged") };
         let (mut l, _) = two_gens();
-        assert_eq!(l.get_nr_to_scan(false, true, 12, false, true, never), (0, true));
-        assert_eq!(l.get_nr_to_scan(false, true, 11, true, true, never), (0, true));
-        assert_eq!(l.get_nr_to_scan(true, true, 11, false, true, never), (0, false));
+        assert_eq!(
+            l.get_nr_to_scan(false, true, 12, false, true, never),
+            (0, true)
+        );
+        assert_eq!(
+            l.get_nr_to_scan(false, true, 11, true, true, never),
+            (0, true)
+        );
+        assert_eq!(
+            l.get_nr_to_scan(true, true, 11, false, true, never),
+            (0, false)
+        );
         assert_eq!(l.max_seq, 3);
         let (mut l, mut gauge) = two_gens();
         let got = l.get_nr_to_scan(false, true, 11, false, true, |g, seq| {
@@ -564,13 +584,19 @@ mod tests {
         assert_eq!(l.max_seq, 4);
         // Aging that fails (already done for this max_seq): two generations, nothing.
         let (mut l, _) = two_gens();
-        assert_eq!(l.get_nr_to_scan(false, true, 11, false, true, |_, _| false), (0, true));
+        assert_eq!(
+            l.get_nr_to_scan(false, true, 11, false, true, |_, _| false),
+            (0, true)
+        );
         // Three generations, no aging due: total >> priority.
         let mut l = LruGen::new(0);
         l.min_seq = [1, 1];
         for seq in 1..=3 {
             l.nr_pages[lru_gen_from_seq(seq)][ANON][ZONE_NORMAL] = 4096;
         }
-        assert_eq!(l.get_nr_to_scan(false, true, 12, true, true, never), (3, false));
+        assert_eq!(
+            l.get_nr_to_scan(false, true, 12, true, true, never),
+            (3, false)
+        );
     }
 }

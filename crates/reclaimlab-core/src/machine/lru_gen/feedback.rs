@@ -215,7 +215,10 @@ mod tests {
     #[test]
     fn type_choice_e3() {
         // (a) lhs = 500 * 1064 * 60 = 31 920 000 > rhs = 101 * 2000 * 140 = 28 280 000.
-        assert!(!positive_ctrl_err(&pos(100, 1000, 60), &pos(500, 2000, 140)));
+        assert!(!positive_ctrl_err(
+            &pos(100, 1000, 60),
+            &pos(500, 2000, 140)
+        ));
         let l = with(&[(100, 1000)], &[(500, 2000)]);
         assert_eq!(l.get_type_to_scan(60).0, ANON);
         // (b) 12 768 000 <= 168 560 000: file.
@@ -229,7 +232,10 @@ mod tests {
         assert_eq!(l.get_type_to_scan(60).0, FILE);
         // (d) (a)'s numbers at swappiness 100: 53 200 000 > 20 200 000, anon.
         assert_eq!(type_gains(100), [100, 100]);
-        assert!(!positive_ctrl_err(&pos(100, 1000, 100), &pos(500, 2000, 100)));
+        assert!(!positive_ctrl_err(
+            &pos(100, 1000, 100),
+            &pos(500, 2000, 100)
+        ));
         let l = with(&[(100, 1000)], &[(500, 2000)]);
         assert_eq!(l.get_type_to_scan(100).0, ANON);
         // The equality case is positive (<=): a swapped comparison or a strict test fails.

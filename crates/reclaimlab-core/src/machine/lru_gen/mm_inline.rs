@@ -304,7 +304,10 @@ impl LruGen {
         n: i64,
         reclaiming: bool,
     ) -> Placement {
-        debug_assert!(g.gen().is_none(), "the folio is on a generation list already");
+        debug_assert!(
+            g.gen().is_none(),
+            "the folio is on a generation list already"
+        );
         let p = self.placement(*flags, reclaiming);
         g.set_gen(Some(p.gen));
         *flags &= !pg::ACTIVE;
@@ -481,8 +484,14 @@ mod tests {
         assert_eq!(LRU_GEN_WIDTH, order_base_2(MAX_NR_GENS + 1));
         assert_eq!((MIN_NR_GENS, MAX_NR_GENS), (2, 4));
         assert_eq!(MAX_REFS_FIELD, 3);
-        assert_eq!([order_base_2(0), order_base_2(1), order_base_2(2)], [0, 0, 1]);
-        assert_eq!([order_base_2(5), order_base_2(8), order_base_2(9)], [3, 3, 4]);
+        assert_eq!(
+            [order_base_2(0), order_base_2(1), order_base_2(2)],
+            [0, 0, 1]
+        );
+        assert_eq!(
+            [order_base_2(5), order_base_2(8), order_base_2(9)],
+            [3, 3, 4]
+        );
         // Every generation and the refs field round-trip through the byte independently.
         for gen in 0..4 {
             for r in 0..=MAX_REFS_FIELD {
@@ -516,7 +525,11 @@ mod tests {
         assert_eq!(seq(swapcache | pg::ACTIVE, false), 7, "swap-in in a fault");
         assert_eq!(seq(anon, false), 6, "anon added outside a fault");
         let rotated = l.placement(0, true);
-        assert_eq!((rotated.seq, rotated.tail), (5, true), "rotated after writeback");
+        assert_eq!(
+            (rotated.seq, rotated.tail),
+            (5, true),
+            "rotated after writeback"
+        );
         assert!(!l.placement(0, false).tail);
         assert_eq!(seq(swapcache, false), 5, "swap cache outside a fault");
         // Just submitted for writeback: second youngest, also when reclaim puts it back.
@@ -530,9 +543,16 @@ mod tests {
         assert_eq!(l.placement(0, false).gen, 1);
         assert_eq!(l.placement(anon, false).seq, 6);
         assert_eq!(l.placement(swapcache, false).seq, 5);
-        assert_eq!(l.placement(0, true).seq, 4, "reclaim's tail insertion: the oldest");
+        assert_eq!(
+            l.placement(0, true).seq,
+            4,
+            "reclaim's tail insertion: the oldest"
+        );
         // Three generations of file: 5 + 2 >= 7 again, while anon has four.
         let l = g2([4, 5]);
-        assert_eq!((l.placement(0, false).seq, l.placement(swapcache, false).seq), (5, 5));
+        assert_eq!(
+            (l.placement(0, false).seq, l.placement(swapcache, false).seq),
+            (5, 5)
+        );
     }
 }

@@ -38,13 +38,14 @@ pub fn kstrtouint(s: &str) -> Option<u32> {
     let s = s.strip_suffix('\n').unwrap_or(s);
     let s = s.strip_prefix('+').unwrap_or(s);
     let b = s.as_bytes();
-    let (digits, radix) = if b.len() > 2 && b[0] == b'0' && (b[1] | 0x20) == b'x' && b[2].is_ascii_hexdigit() {
-        (&s[2..], 16)
-    } else if b.first() == Some(&b'0') {
-        (s, 8)
-    } else {
-        (s, 10)
-    };
+    let (digits, radix) =
+        if b.len() > 2 && b[0] == b'0' && (b[1] | 0x20) == b'x' && b[2].is_ascii_hexdigit() {
+            (&s[2..], 16)
+        } else if b.first() == Some(&b'0') {
+            (s, 8)
+        } else {
+            (s, 10)
+        };
     if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
         return None;
     }

@@ -7,9 +7,7 @@ use super::aging::{lru_gen_age_node_skips, min_ttl_oom, DEF_PRIORITY};
 use super::eviction::{
     clears_memcgs_need_aging, scan_zone_order, IsolateCtl, ScanFolios, ScanOutcome, Sorted,
 };
-use super::mm_inline::{
-    folio_inc_refs, folio_lru_refs, lru_gen_from_seq, FolioGen, LruGauge,
-};
+use super::mm_inline::{folio_inc_refs, folio_lru_refs, lru_gen_from_seq, FolioGen, LruGauge};
 use super::mmzone::LruGen;
 use super::sysfs::msecs_to_jiffies;
 use crate::machine::frames::pg;
@@ -27,63 +25,75 @@ fn at7(min_seq: [u64; 2]) -> LruGen {
     l
 }
 
-    #[test]
-    fn add_and_del_keep_the_sizes_and_gauges() {
-        let mut l = at7([5, 5]);
-        let mut gauge: LruGauge = [[0; NR_LRU_LISTS]; MAX_NR_ZONES];
-        let z = ZONE_NORMAL;
-        // A faulted anon page: youngest generation, active gauge, PG_active cleared.
-        let (mut f, mut g) = (pg::SWAPBACKED | pg::ACTIVE, FolioGen::default());
-        let p = l.lru_gen_add_folio(&mut gauge, &mut f, &mut g, z, 1, false);
-        assert_eq!((p.seq, g.gen(), f & pg::ACTIVE), (7, Some(3), 0));
-        assert_eq!((l.nr_pages[3][ANON][z], gauge[z][LRU_ACTIVE_ANON]), (1, 1));
-        // A read() page: oldest file generation, inactive gauge.
-        let (mut f2, mut gf) = (0u16, FolioGen::default());
-        l.lru_gen_add_folio(&mut gauge, &mut f2, &mut gf, z, 1, false);
-        assert_eq!((gf.gen(), gauge[z][LRU_INACTIVE_FILE]), (Some(1), 1));
-        // Promotion of the file page to the youngest: inactive -> active.
-        let old = l.folio_update_gen(&mut gauge, &mut f2, &mut gf, z, 1, 3);
-        assert_eq!(old, Some(1));
-        assert_eq!(
-            (gauge[z][LRU_INACTIVE_FILE], gauge[z][LRU_ACTIVE_FILE]),
-            (0, 1)
-        );
-        assert_eq!((l.nr_pages[1][FILE][z], l.nr_pages[3][FILE][z]), (0, 1));
-        // Deleted for migration from an active generation: PG_active comes back.
-        assert!(l.lru_gen_del_folio(&mut gauge, &mut f, &mut g, z, 1, false));
-        assert_eq!((f & pg::ACTIVE, g.gen(), gauge[z][LRU_ACTIVE_ANON]), (pg::ACTIVE, None, 0));
-        assert!(!l.lru_gen_del_folio(&mut gauge, &mut f, &mut g, z, 1, false));
-        // Deleted by reclaim: no PG_active.
-        assert!(l.lru_gen_del_folio(&mut gauge, &mut f2, &mut gf, z, 1, true));
-        assert_eq!((f2 & pg::ACTIVE, gauge[z][LRU_ACTIVE_FILE]), (0, 0));
-        // An isolated folio met by a walker gets PG_referenced instead.
-        let mut f3 = 0u16;
-        let mut g3 = FolioGen::default();
-        assert_eq!(l.folio_update_gen(&mut gauge, &mut f3, &mut g3, z, 1, 3), None);
-        assert_eq!((f3, g3.gen()), (pg::REFERENCED, None));
-    }
+#[test]
+fn add_and_del_keep_the_sizes_and_gauges() {
+    let mut l = at7([5, 5]);
+    let mut gauge: LruGauge = [[0; NR_LRU_LISTS]; MAX_NR_ZONES];
+    let z = ZONE_NORMAL;
+    // A faulted anon page: youngest generation, active gauge, PG_active cleared.
+    let (mut f, mut g) = (pg::SWAPBACKED | pg::ACTIVE, FolioGen::default());
+    let p = l.lru_gen_add_folio(&mut gauge, &mut f, &mut g, z, 1, false);
+    assert_eq!((p.seq, g.gen(), f & pg::ACTIVE), (7, Some(3), 0));
+    assert_eq!((l.nr_pages[3][ANON][z], gauge[z][LRU_ACTIVE_ANON]), (1, 1));
+    // A read() page: oldest file generation, inactive gauge.
+    let (mut f2, mut gf) = (0u16, FolioGen::default());
+    l.lru_gen_add_folio(&mut gauge, &mut f2, &mut gf, z, 1, false);
+    assert_eq!((gf.gen(), gauge[z][LRU_INACTIVE_FILE]), (Some(1), 1));
+    // Promotion of the file page to the youngest: inactive -> active.
+    let old = l.folio_update_gen(&mut gauge, &mut f2, &mut gf, z, 1, 3);
+    assert_eq!(old, Some(1));
+    assert_eq!(
+        (gauge[z][LRU_INACTIVE_FILE], gauge[z][LRU_ACTIVE_FILE]),
+        (0, 1)
+    );
+    assert_eq!((l.nr_pages[1][FILE][z], l.nr_pages[3][FILE][z]), (0, 1));
+    // Deleted for migration from an active generation: PG_active comes back.
+    assert!(l.lru_gen_del_folio(&mut gauge, &mut f, &mut g, z, 1, false));
+    assert_eq!(
+        (f & pg::ACTIVE, g.gen(), gauge[z][LRU_ACTIVE_ANON]),
+        (pg::ACTIVE, None, 0)
+    );
+    assert!(!l.lru_gen_del_folio(&mut gauge, &mut f, &mut g, z, 1, false));
+    // Deleted by reclaim: no PG_active.
+    assert!(l.lru_gen_del_folio(&mut gauge, &mut f2, &mut gf, z, 1, true));
+    assert_eq!((f2 & pg::ACTIVE, gauge[z][LRU_ACTIVE_FILE]), (0, 0));
+    // An isolated folio met by a walker gets PG_referenced instead.
+    let mut f3 = 0u16;
+    let mut g3 = FolioGen::default();
+    assert_eq!(
+        l.folio_update_gen(&mut gauge, &mut f3, &mut g3, z, 1, 3),
+        None
+    );
+    assert_eq!((f3, g3.gen()), (pg::REFERENCED, None));
+}
 
-    #[test]
-    fn folio_inc_gen_moves_to_the_next_generation_unless_promoted() {
-        let mut l = at7([5, 5]);
-        let mut gauge: LruGauge = [[0; NR_LRU_LISTS]; MAX_NR_ZONES];
-        let z = ZONE_NORMAL;
-        let mut f = pg::REFERENCED | pg::WORKINGSET | pg::DIRTY;
-        let mut g = FolioGen::default();
-        l.lru_gen_add_folio(&mut gauge, &mut f, &mut g, z, 1, false);
-        g.set_refs_field(2);
-        assert_eq!(g.gen(), Some(1));
-        let new = l.folio_inc_gen(&mut gauge, &mut f, &mut g, z, 1, true);
-        // seq 6 (gen 2) is active with three generations: the gauge follows.
-        assert_eq!(new, 2);
-        assert_eq!((g.refs_field(), f & (pg::REFERENCED | pg::WORKINGSET)), (0, 0));
-        assert_ne!(f & pg::RECLAIM, 0);
-        assert_eq!((gauge[z][LRU_INACTIVE_FILE], gauge[z][LRU_ACTIVE_FILE]), (0, 1));
-        // Promoted meanwhile (not in the oldest generation): it keeps its generation.
-        let before = l.clone();
-        assert_eq!(l.folio_inc_gen(&mut gauge, &mut f, &mut g, z, 1, false), 2);
-        assert_eq!(l, before);
-    }
+#[test]
+fn folio_inc_gen_moves_to_the_next_generation_unless_promoted() {
+    let mut l = at7([5, 5]);
+    let mut gauge: LruGauge = [[0; NR_LRU_LISTS]; MAX_NR_ZONES];
+    let z = ZONE_NORMAL;
+    let mut f = pg::REFERENCED | pg::WORKINGSET | pg::DIRTY;
+    let mut g = FolioGen::default();
+    l.lru_gen_add_folio(&mut gauge, &mut f, &mut g, z, 1, false);
+    g.set_refs_field(2);
+    assert_eq!(g.gen(), Some(1));
+    let new = l.folio_inc_gen(&mut gauge, &mut f, &mut g, z, 1, true);
+    // seq 6 (gen 2) is active with three generations: the gauge follows.
+    assert_eq!(new, 2);
+    assert_eq!(
+        (g.refs_field(), f & (pg::REFERENCED | pg::WORKINGSET)),
+        (0, 0)
+    );
+    assert_ne!(f & pg::RECLAIM, 0);
+    assert_eq!(
+        (gauge[z][LRU_INACTIVE_FILE], gauge[z][LRU_ACTIVE_FILE]),
+        (0, 1)
+    );
+    // Promoted meanwhile (not in the oldest generation): it keeps its generation.
+    let before = l.clone();
+    assert_eq!(l.folio_inc_gen(&mut gauge, &mut f, &mut g, z, 1, false), 2);
+    assert_eq!(l, before);
+}
 
 /// kswapd's `balance_pgdat` from `DEF_PRIORITY` down to `last`, over a node with one lruvec:
 /// each priority iteration runs `lru_gen_age_node` (aging without a walk), then the
@@ -139,7 +149,11 @@ fn min_ttl_oom_kill_over_balance_pgdat() {
     // Priority 12 reclaims nothing from two generations and leaves memcgs_need_aging set:
     // the check runs at priority 11, finds the generation too young, and kills.
     let mut l = two_gens(800, now);
-    assert_eq!(balance_pgdat(&mut l, ttl, now, 0, 12, all), None, "not in the first");
+    assert_eq!(
+        balance_pgdat(&mut l, ttl, now, 0, 12, all),
+        None,
+        "not in the first"
+    );
     let mut l = two_gens(800, now);
     assert_eq!(balance_pgdat(&mut l, ttl, now, 0, 11, all), Some(11));
     assert_eq!(l.max_seq, 3, "a too-young lruvec is not aged");
@@ -172,12 +186,19 @@ fn min_ttl_oom_kill_over_balance_pgdat() {
     };
     assert_eq!(three().should_run_aging(true, 12, true), (false, 219));
     assert_eq!(balance_pgdat(&mut three(), ttl, now, 0, 11, |_| 64), None);
-    assert_eq!(balance_pgdat(&mut three(), ttl, now, 0, 11, |_| 63), Some(11));
+    assert_eq!(
+        balance_pgdat(&mut three(), ttl, now, 0, 11, |_| 63),
+        Some(11)
+    );
     // Each skip lasts one iteration: a pass that reclaims less brings the check back at the
     // next priority.
     assert_eq!(balance_pgdat(&mut three(), ttl, now, 0, 10, |_| 64), None);
     assert_eq!(
-        balance_pgdat(&mut three(), ttl, now, 0, 10, |nr| if nr == 219 { 64 } else { 0 }),
+        balance_pgdat(&mut three(), ttl, now, 0, 10, |nr| if nr == 219 {
+            64
+        } else {
+            0
+        }),
         Some(10)
     );
 }
@@ -274,7 +295,10 @@ fn scan_folios_stops() {
     let n = ZONE_NORMAL;
     // 100 isolatable folios: 64 taken.
     let (s, walked) = scan(n, &[(n, vec![Isolated; 100])]);
-    assert_eq!((s.isolated, s.scanned, s.result(), walked[n]), (64, 64, 64, 64));
+    assert_eq!(
+        (s.isolated, s.scanned, s.result(), walked[n]),
+        (64, 64, 64, 64)
+    );
     // 5000 protected folios: the budget ends the call after 4096, which still counts.
     let (s, _) = scan(n, &[(n, vec![ScanOutcome::Sorted; 5000])]);
     assert_eq!((s.sorted, s.remaining, s.result()), (4096, 0, 4096));
@@ -294,5 +318,8 @@ fn scan_folios_stops() {
         (ZONE_MOVABLE, vec![Isolated; 5]),
     ];
     let (s, walked) = scan(n, &lists);
-    assert_eq!((walked[ZONE_DMA32], walked[ZONE_MOVABLE], s.isolated), (24, 0, 64));
+    assert_eq!(
+        (walked[ZONE_DMA32], walked[ZONE_MOVABLE], s.isolated),
+        (24, 0, 64)
+    );
 }

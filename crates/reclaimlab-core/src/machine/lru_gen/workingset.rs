@@ -142,7 +142,10 @@ mod tests {
         let (mut f, mut g) = (0u16, FolioGen::default());
         let r = l_b.lru_gen_refault(FILE, shadow, true, 1, &mut f, &mut g);
         assert!(!r.counted && !r.restored);
-        assert_eq!((l_b.refaulted[0][FILE], f, g), ([0; 4], 0, FolioGen::default()));
+        assert_eq!(
+            (l_b.refaulted[0][FILE], f, g),
+            ([0; 4], 0, FolioGen::default())
+        );
         // (c) Evicted with refs 0, refaulting in a fault: tier 0, counted and restored.
         let mut l_c = l.clone();
         let shadow0 = l_c.lru_gen_eviction(ANON, 0, 1);
