@@ -21,6 +21,7 @@ pub mod gfp;
 pub mod huge_memory;
 pub mod layout;
 pub mod lru;
+pub mod lru_gen;
 pub mod madvise;
 pub mod memcontrol;
 pub mod memory;
