@@ -132,8 +132,8 @@ class Page:
                 old.unlink()
         jobs = [(spec, fig_dir / f"{slug}.svg", fig_dir / f"{slug}.png")
                 for slug, spec in self.charts]
-        # One at a time: vl-convert draws on one engine, and two threads drew 16 charts in
-        # 1.50 s against 1.60 s for one.
+        # One at a time: vl-convert draws on one engine; two threads were tried (16 charts,
+        # a throwaway timing, BENCHMARKS.md "Issue 32, third session") and gained nothing.
         for job in jobs:
             _draw_figure(job)
         return [f for _, svg, png in jobs for f in (svg, png)]
