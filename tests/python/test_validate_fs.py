@@ -5,14 +5,17 @@ creators and walkers, and the listing of scenarios no sitting has booted yet."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 from pathlib import Path
 
 import pytest
 
+import reclaimlab
 from reclaimlab import cli
-from reclaimlab.validate import compare, fscount, guest, initramfs, kernel, sittings, spec
+from reclaimlab.validate import (compare, fscount, guest, initramfs, kernel, sittings, spec,
+                                 store)
 
 ROOT = Path(__file__).resolve().parents[2]
 VALIDATION = ROOT / "validation"
@@ -276,3 +279,27 @@ def test_the_profile_gives_the_filesystem_and_the_walker_their_costs(tmp_path):
     # A scenario that sets one of them itself is refused.
     with pytest.raises(Exception, match=r"\[fs\] create_cost is set by the scenario"):
         profile.merge(xfs | {"fs": xfs["fs"] | {"create_cost": "1us"}}, prof, "xfs")
+
+
+def test_the_guest_mirror_shares_its_vcpus_among_its_threads():
+    # Three creators, the application and kswapd on two vCPUs: the guest runs them in turns,
+    # so the mirrored scenario queues them (cpu_contention), where the simulator's default
+    # would give each busy thread a CPU of its own and finish the storm several times sooner.
+    s = spec.load(PREDICT / "xfs-create-walk-100.toml")
+    kept = store.load(s)
+    mirror = compare.kept_sim_scenario(s, kept)
+    assert mirror["host"]["cpu_contention"] is True
+    alone = json.loads(json.dumps(mirror))
+    alone["host"]["cpu_contention"] = False
+    shared, own = (reclaimlab.run(x, seed=1).summary for x in (mirror, alone))
+    waits = [c["runq_wait_ms"] for c in shared["cpus"]]
+    assert min(waits) > 0 and all(c["runq_wait_ms"] == 0 for c in own["cpus"])
+    # The storm's 40,000 creates share the vCPUs with the application: at least twice as long.
+    storm = [x["fsmark"]["finished_ns"] - 8e9 for x in (shared, own)]
+    assert storm[0] > 2 * storm[1]
+    # A scenario that says otherwise is taken at its word (and listed as not mirrored).
+    doc = json.loads(json.dumps(s.document))
+    doc.setdefault("host", {})["cpu_contention"] = False
+    said = compare.sim_scenario(dataclasses.replace(s, document=doc),
+                                Path(kept["zoneinfo_path"]), kept["guest_settings"])
+    assert said["host"]["cpu_contention"] is False

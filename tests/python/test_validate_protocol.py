@@ -27,10 +27,11 @@ REF = VALIDATION / "sittings" / "2026-11-29"
 
 # The floor of the headline: the prediction score `validate --all` reaches on the reference
 # sitting (2026-11-29, the protocol's first complete one: every scenario booted, the profile
-# derived from its two calibration scenarios) is 89 of 337; a change that loses a counter
-# fails. (On the earlier reference, four prediction scenarios, it was 57 of 67: docs/
+# derived from its two calibration scenarios) was 89 of 337 as a prediction, and is 106 of 337
+# in-sample since the guest's vCPUs are shared (docs/VALIDATION.md, "After the first sitting");
+# a change that loses a counter fails. (On the earlier reference, four prediction scenarios, it was 57 of 67: docs/
 # VALIDATION.md, "Model changes since the 2026-11-28 reference" and "The protocol's first sitting".)
-PREDICTION_FLOOR = 89
+PREDICTION_FLOOR = 106
 
 
 def _calibration_specs(sitting: Path | None = None) -> list[spec.GuestSpec]:

@@ -123,6 +123,8 @@ GENERAL_LIMITS = (
     "per-CPU page lists and vmstat drift: the kernel's counters are exact only after the "
     "snapshot's fold; the model has both as options ([host] pcp_lists, vmstat_drift), off in "
     "the validation scenarios",
+    "the guest's scheduler moves threads between its vCPUs; the simulator queues each thread "
+    "on a home CPU ([host] cpu_contention, on for every guest: docs/MODEL.md, CPUs)",
 )
 
 
@@ -173,6 +175,9 @@ class Comparison:
     # Not scored: it checks the scenario's [cost], measured in the boots (the reference
     # sitting's) or fitted to this very figure (earlier sittings; docs/VALIDATION.md).
     run_length: Row | None = None
+    # Each anonymous workload's accesses (validate/compare.pace_rows), real beside simulated:
+    # not scored either, a check of the profile's costs for a workload bounded by time.
+    pace: list[Row] = field(default_factory=list)
     # "calibration", "prediction" or None (a sitting's own scenario); what it was simulated
     # with: a profile's path, "own [cost]", or "none" (the baseline).
     role: str | None = None
@@ -211,6 +216,7 @@ class Comparison:
             "zones": self.zones,
             "counters": [r.as_json() for r in self.rows],
             "run_length_s": self.run_length.as_json() if self.run_length else None,
+            "accesses": [r.as_json() for r in self.pace],
             "score": {"within": k, "compared": m, "low": LOW, "high": HIGH,
                       "misses_within_real_interval": self.unresolved,
                       "confidence": CONFIDENCE,
@@ -316,6 +322,10 @@ def sim_scenario(
     for key in ("ram", "lowmem", "machine"):
         host.pop(key, None)
     host["zoneinfo"] = str(zoneinfo.resolve())
+    # The guest's vCPUs are shared by everything it runs: a workload's threads, kswapd and the
+    # filesystem's workers queue for them. The simulator's default (a CPU for every busy
+    # thread) would let a guest with more busy threads than vCPUs run them all at once.
+    host.setdefault("cpu_contention", True)
     if kernel_used is not None and "kernel_used" not in host:
         host["kernel_used"] = f"{kernel_used}KiB"
     doc["host"] = host
@@ -352,6 +362,14 @@ def simulate(
 ) -> tuple[list[dict[str, int]], list[float]]:
     """The simulator's vmstat and simulated run length (seconds) for seeds 1..seeds
     (deterministic: same inputs, same numbers)."""
+    counters, times, _ = _simulate(spec, kept, seeds, profile, baseline)
+    return counters, times
+
+
+def _simulate(
+    spec: GuestSpec, kept: dict[str, Any], seeds: int, profile: dict[str, Any] | None,
+    baseline: bool,
+) -> tuple[list[dict[str, int]], list[float], list[dict[str, Any]]]:
     scenario = kept_sim_scenario(spec, kept, profile, baseline)
     results = [api.run(scenario, seed=s) for s in range(1, seeds + 1)]
     counters = [dict(r.vmstat) for r in results]
@@ -359,7 +377,28 @@ def simulate(
         # The filesystem's slab at the end of the run, beside the vmstat counters.
         for c, r in zip(counters, results):
             c.update(fscount.simulated(r.extra_files, spec.fs_type))
-    return counters, [r.summary["sim_time_ns"] / 1e9 for r in results]
+    return (counters, [r.summary["sim_time_ns"] / 1e9 for r in results],
+            [r.summary for r in results])
+
+
+def pace_rows(kept: dict[str, Any], summaries: list[dict[str, Any]]) -> list[Row]:
+    """Each anonymous workload's accesses, real (the workload program's count per boot) beside
+    simulated (the thread's `accesses` per seed): how fast the application ran, which sets how
+    often its pages are found referenced and refault. Not scored, like the run length; empty for
+    boots of programs older than the count."""
+    per_boot = [rep.get("anon_threads") for rep in kept.get("reps", [])]
+    if not per_boot or any(not b for b in per_boot):
+        return []
+    rows = []
+    for name in sorted({t["workload"] for t in per_boot[0]}):
+        real = [sum(t["accesses"] for t in b if t["workload"] == name) for b in per_boot]
+        sim = [sum(t["accesses"] for t in s.get("threads", []) if t["thread"] == f"{name}/anon")
+               for s in summaries]
+        if min(real) > 0 and min(sim) > 0:
+            row = make_row(f"{name} accesses", real, sim)
+            row.within = None
+            rows.append(row)
+    return rows
 
 
 def compare(
@@ -368,8 +407,9 @@ def compare(
 ) -> Comparison:
     """Compare the kept real results of ``spec`` with the simulator over ``seeds`` seeds: with
     ``profile``'s costs merged in, or with none at all (``baseline``)."""
-    sims, times = simulate(spec, kept, seeds, profile, baseline)
+    sims, times, summaries = _simulate(spec, kept, seeds, profile, baseline)
     c = build(spec, kept, sims)
+    c.pace = pace_rows(kept, summaries)
     c.role = spec.role
     c.costs = ("none" if baseline else profile["profile"]["path"] if profile is not None
                else "own [cost]" if "cost" in spec.document else "none")

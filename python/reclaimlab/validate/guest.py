@@ -78,11 +78,21 @@ def parse_pairs(text: str) -> dict[str, int]:
 
 
 def parse_workload(text: str) -> dict[str, Any]:
-    """The workload program's `result ...` lines (elapsed time and each process's end) and its
-    `vmstat NAME VALUE` lines (the counters as the last workload ended; absent from boots of
-    programs older than them)."""
-    out: dict[str, Any] = {"elapsed_ns": None, "workloads": [], "vmstat_end": {}, "fs": []}
+    """The workload program's `result ...` lines (elapsed time and each process's end), its
+    `vmstat NAME VALUE` lines (the counters as the last workload ended), its `fs ...` lines
+    (creators and walkers) and its `anon ...` lines (each anonymous thread's accesses); the
+    last three are absent from boots of programs older than them."""
+    out: dict[str, Any] = {"elapsed_ns": None, "workloads": [], "vmstat_end": {}, "fs": [],
+                           "anon": []}
     for line in text.splitlines():
+        if line.startswith("anon "):
+            # An anonymous thread's accesses: its pace (absent from older programs' boots).
+            fields = dict(f.split("=", 1) for f in line.split()[1:] if "=" in f)
+            if fields.get("thread", "").isdigit() and fields.get("accesses", "").isdigit():
+                out["anon"].append({"workload": fields.get("workload", ""),
+                                    "thread": int(fields["thread"]),
+                                    "accesses": int(fields["accesses"])})
+            continue
         if line.startswith("fs "):
             # A creator's or walker's end: what it created, or its passes and lookups.
             fields = dict(f.split("=", 1) for f in line.split()[1:] if "=" in f)
@@ -170,6 +180,8 @@ def rep_from_transcript(text: str, source: str) -> dict[str, Any]:
         "zoneinfo_before": t.sections["zoneinfo before"],
     } | ({"vmstat_end": work["vmstat_end"]} if work["vmstat_end"] else {}) | (
         {"fs_threads": work["fs"]} if work["fs"] else {}
+    ) | (
+        {"anon_threads": work["anon"]} if work["anon"] else {}
     ) | (
         {"slabinfo_before": fscount.parse_slabinfo(t.sections["slabinfo before"]),
          "slabinfo_after": fscount.parse_slabinfo(t.sections["slabinfo after"])}

@@ -59,7 +59,7 @@ def _head(c: Comparison) -> list[str]:
         f"costs: {_costs(c)}",
         f"guest before the workload: MemTotal {b.get('MemTotal_kib')} KiB, MemFree "
         f"{b.get('MemFree_kib')} KiB, MemAvailable {b.get('MemAvailable_kib')} KiB; zones: {zones}",
-    ] + _run_length(c)
+    ] + _run_length(c) + _pace(c)
 
 
 def _costs(c: Comparison) -> str:
@@ -84,6 +84,15 @@ def _run_length(c: Comparison) -> list[str]:
         f"run length: real {r.real_mean:.1f} s (spread {r.real_spread:.1f}%), simulated "
         f"{r.sim_mean:.1f} s (spread {r.sim_spread:.1f}%), sim/real {r.ratio:.3f} (not scored: "
         "a check of the costs)"
+    ]
+
+
+def _pace(c: Comparison) -> list[str]:
+    return [
+        f"{r.counter}: real {r.real_mean:.0f} (spread {r.real_spread:.1f}%), simulated "
+        f"{r.sim_mean:.0f} (spread {r.sim_spread:.1f}%), sim/real {r.ratio:.3f} (not scored: "
+        "the application's pace)"
+        for r in c.pace
     ]
 
 

@@ -17,7 +17,9 @@
  * simulator. Usage:
  *
  *   reclaimlab-workload prepare SPEC      create every file of the spec (written, fsynced)
- *   reclaimlab-workload run SPEC SEED     run the workloads, print one `result` line each
+ *   reclaimlab-workload run SPEC SEED     run the workloads, print one `result` line each,
+ *                                         and one `anon` line per anonymous thread: the
+ *                                         accesses it made (its pace, set beside the model's)
  *
  * Mirroring rules (each one matches what the simulator does, see docs/VALIDATION.md):
  * - the first access to an anonymous page always writes it: the simulator allocates a private
@@ -97,6 +99,13 @@ struct creation_log {
 	uint64_t entry[];
 };
 static struct creation_log *crlog;
+
+/*
+ * Accesses made by each anonymous thread (workload * MAX_THREADS + thread), shared with the
+ * parent, which prints them once every workload has ended: a thread ended by its workload's
+ * duration (_exit) or killed by the OOM killer leaves its count as far as it got.
+ */
+static volatile uint64_t *accesses;
 
 static void die(const char *what)
 {
@@ -274,7 +283,7 @@ static uint64_t zipf_draw(const double *c, uint64_t n, uint64_t *rng)
 	return lo;
 }
 
-static void run_anon(struct thread_spec *t)
+static void run_anon(struct thread_spec *t, uint64_t gid)
 {
 	uint64_t pages = t->size / PAGE, rng = t->seed;
 	volatile unsigned char *mem = mmap(NULL, pages * PAGE, PROT_READ | PROT_WRITE,
@@ -299,6 +308,7 @@ static void run_anon(struct thread_spec *t)
 				mem[p * PAGE] = (unsigned char)(i + pass + 1);
 			else
 				sink += mem[p * PAGE];
+			accesses[gid]++;
 			think(t->think_ns);
 		}
 	}
@@ -470,7 +480,7 @@ static void *thread_main(void *arg)
 	struct thread_arg *a = arg;
 	struct thread_spec *t = a->t;
 	if (t->kind == K_ANON)
-		run_anon(t);
+		run_anon(t, a->gid);
 	else if (t->kind == K_FILE)
 		run_file(t);
 	else if (t->kind == K_FSMARK)
@@ -573,6 +583,10 @@ int main(int argc, char **argv)
 	if (crlog == MAP_FAILED)
 		die("creation log");
 	crlog->cap = creates;
+	accesses = mmap(NULL, MAX_WORKLOADS * MAX_THREADS * sizeof(uint64_t), PROT_READ | PROT_WRITE,
+			MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (accesses == MAP_FAILED)
+		die("access counters");
 	fflush(stdout);
 	uint64_t t0 = now_ns();
 	for (int w = 0; w < nworkloads; w++) {
@@ -596,6 +610,11 @@ int main(int argc, char **argv)
 		}
 	}
 	uint64_t elapsed = now_ns() - t0;
+	for (int w = 0; w < nworkloads; w++)
+		for (int i = 0; i < workloads[w].nthreads; i++)
+			if (workloads[w].threads[i].kind == K_ANON)
+				printf("anon workload=%s thread=%d accesses=%llu\n", workloads[w].name, i,
+				       (unsigned long long)accesses[w * MAX_THREADS + i]);
 	print_vmstat_end();
 	printf("result elapsed_ns=%llu\n", (unsigned long long)elapsed);
 	return 0;
