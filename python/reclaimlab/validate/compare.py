@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import api
-from . import fscount
+from . import cgroups, fscount
 from . import profile as guest_profile
 from .spec import GuestSpec
 
@@ -80,6 +80,16 @@ TIMING = frozenset({
     "allocstall_normal", "allocstall_movable", "pageoutrun", "kswapd_low_wmark_hit_quickly",
     "kswapd_high_wmark_hit_quickly", "pgscan_direct_throttle", "compact_stall",
 })
+
+# Stall time (the system's and each cgroup's pressure totals, validate/cgroups.py) is
+# timing-sensitive too: it is the time tasks spent in reclaim, compaction and refaults. Its
+# floor: a real mean under 10 ms of stall over a workload is not scored.
+PSI_FLOOR_US = 10_000.0
+
+
+def timing_sensitive(counter: str) -> bool:
+    return counter in TIMING or counter.endswith("total (us)")
+
 
 # Compaction in these guests is mostly the kernel's own background work: proactive compaction
 # (kcompactd every 500 ms while vm.compaction_proactiveness sees fragmentation) and compaction
@@ -157,7 +167,7 @@ class Row:
             "ratio": self.ratio, "within": self.within, "spread_ok": self.spread_ok,
             "below_noise_floor": self.small,
             "real_ci_pct": self.real_ci, "miss_within_real_interval": self.unresolved,
-            "miss_with_real_zero": self.zero_real, "timing_sensitive": self.counter in TIMING,
+            "miss_with_real_zero": self.zero_real, "timing_sensitive": timing_sensitive(self.counter),
         }
 
 
@@ -192,7 +202,7 @@ class Comparison:
 
     @property
     def timing_score(self) -> tuple[int, int]:
-        judged = [r for r in self.rows if r.within is not None and r.counter in TIMING]
+        judged = [r for r in self.rows if r.within is not None and timing_sensitive(r.counter)]
         return sum(1 for r in judged if r.within), len(judged)
 
     @property
@@ -377,6 +387,11 @@ def _simulate(
         # The filesystem's slab at the end of the run, beside the vmstat counters.
         for c, r in zip(counters, results):
             c.update(fscount.simulated(r.extra_files, spec.fs_type))
+    # Stall time and each cgroup's files, where the model writes them (validate/cgroups.py).
+    for c, r in zip(counters, results):
+        c.update(cgroups.sim_psi(r.summary))
+        for path, _ in spec.cgroups:
+            c.update(cgroups.sim_cgroup(r.extra_files, path))
     return (counters, [r.summary["sim_time_ns"] / 1e9 for r in results],
             [r.summary for r in results])
 
@@ -444,6 +459,7 @@ def build(spec: GuestSpec, kept: dict[str, Any], sims: list[dict[str, int]]) -> 
             rows.append(make_row(c, [d[c] for d in deltas], [s[c] for s in sims], row_floor))
     if spec.fs_type is not None:
         rows += _fs_rows(spec.fs_type, kept, deltas, sims, floor)
+    rows += _cgroup_rows(spec, kept, sims, floor)
     not_modelled = []
     for c in BACKGROUND:
         if all(c in d for d in deltas):
@@ -472,6 +488,37 @@ def build(spec: GuestSpec, kept: dict[str, Any], sims: list[dict[str, int]]) -> 
         zones = zone_layout(zpath.read_text())
     limits = list(GENERAL_LIMITS) + [x for x in spec.not_mirrored if x not in GENERAL_LIMITS]
     return Comparison(spec.name, len(deltas), len(sims), kept, rows, not_modelled, limits, zones)
+
+
+def _cgroup_rows(
+    spec: GuestSpec, kept: dict[str, Any], sims: list[dict[str, Any]], floor: float,
+) -> list[Row]:
+    """The stall-time rows of boots that read /proc/pressure/memory, and each cgroup's rows
+    (validate/cgroups.py), where the boots and the model both have them: bytes at the page
+    floor in bytes, events at the event floor, stall time at PSI_FLOOR_US, page counts at the
+    page floor."""
+    if not kept["reps"]:
+        return []
+    per_boot = [cgroups.real_psi(rep) for rep in kept["reps"]]
+    reals: list[dict[str, float]] = [p or {} for p in per_boot]
+    if any(p is None for p in per_boot):
+        reals = [{} for _ in kept["reps"]]
+    for path, _ in spec.cgroups:
+        for r, rep in zip(reals, kept["reps"]):
+            r.update(cgroups.real_cgroup(rep, path))
+    rows = []
+    names = [n for n in reals[0] if all(n in r for r in reals) and all(n in s for s in sims)]
+    for n in names:
+        if n.endswith("total (us)"):
+            row_floor = PSI_FLOOR_US
+        elif cgroups.is_bytes(n):
+            row_floor = 4096 * floor
+        elif " memory.events " in n:
+            row_floor = EVENT_FLOOR
+        else:
+            row_floor = floor
+        rows.append(make_row(n, [r[n] for r in reals], [s[n] for s in sims], row_floor))
+    return rows
 
 
 def _fs_rows(

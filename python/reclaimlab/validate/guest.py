@@ -15,9 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import fscount, initramfs, kernel, ktrace
+from . import cgroups, fscount, initramfs, kernel, ktrace
 from .errors import ValidateError
 from .fscount import parse_meminfo  # one parser for the guest's and the model's /proc/meminfo
+from .procfs import parse_pairs
 from .spec import GuestSpec
 
 _BEGIN = re.compile(r"@@reclaimlab:begin (.+?)@@")
@@ -64,17 +65,6 @@ def parse_transcript(text: str) -> Transcript:
             continue
         lines.append(raw)
     return Transcript(sections, error, done)
-
-
-def parse_pairs(text: str) -> dict[str, int]:
-    """``name value`` lines (/proc/vmstat, the sysctl section) as name -> int; other lines
-    are skipped."""
-    out: dict[str, int] = {}
-    for line in text.splitlines():
-        parts = line.split()
-        if len(parts) == 2 and parts[1].lstrip("-").isdigit():
-            out[parts[0]] = int(parts[1])
-    return out
 
 
 def parse_workload(text: str) -> dict[str, Any]:
@@ -187,7 +177,7 @@ def rep_from_transcript(text: str, source: str) -> dict[str, Any]:
          "slabinfo_after": fscount.parse_slabinfo(t.sections["slabinfo after"])}
         if "slabinfo before" in t.sections and "slabinfo after" in t.sections
         else {}
-    ) | (
+    ) | cgroups.from_sections(t.sections) | (
         {
             "kswapd_wakeup_us": kswapd_wakeup_latencies(t.sections["sched"]),
             "kswapd_wait_us": ktrace.wakeup_to_balance_us(t.sections["sched"]),

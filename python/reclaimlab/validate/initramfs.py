@@ -13,7 +13,7 @@ import io
 from pathlib import Path
 
 from .errors import ValidateError
-from .spec import DATA_MOUNT, GuestSpec
+from .spec import CGROUP_ROOT, DATA_MOUNT, GuestSpec
 
 # The modules the guest loads: the virtio PCI transport, its block driver, and ext4 with the
 # crc32c implementation its checksums ask the crypto API for (a soft dependency, which
@@ -74,6 +74,34 @@ def module_order(modules_dir: Path, roots=ROOT_MODULES) -> list[Path]:
     return order
 
 
+# What /init reads of each cgroup before and after the workload: one section each,
+# "cgroup PATH FILE WHEN".
+CGROUP_READS = ("memory.current", "memory.peak", "memory.stat", "memory.events",
+                "memory.pressure", "memory.swap.current", "memory.swap.events")
+
+
+def _cgroup_lines(spec: GuestSpec) -> tuple[str, str]:
+    """/init's lines that make the scenario's cgroups (mount cgroup2, enable the memory
+    controller down to each cgroup, write its interface files), and the snapshot's lines that
+    read them; both empty without [[cgroup]]."""
+    if not spec.cgroups:
+        return "", ""
+    root = CGROUP_ROOT
+    setup = [f"mount -t cgroup2 none {root} || fail 'mount cgroup2'",
+             f"echo +memory > {root}/cgroup.subtree_control || fail 'enable memory at the root'"]
+    parents = {path.rsplit("/", 1)[0] for path, _ in spec.cgroups if "/" in path}
+    for path, files in spec.cgroups:
+        setup.append(f"mkdir {root}/{path} || fail 'mkdir cgroup {path}'")
+        if path in parents:
+            setup.append(f"echo +memory > {root}/{path}/cgroup.subtree_control "
+                         f"|| fail 'enable memory in {path}'")
+        for name, value in files:
+            setup.append(f"echo '{value}' > {root}/{path}/{name} || fail '{path} {name}={value}'")
+    reads = [f'    section "cgroup {path} {f} $1" {root}/{path}/{f}'
+             for path, _ in spec.cgroups for f in CGROUP_READS]
+    return "\n".join(setup) + "\n", "\n".join(reads) + "\n"
+
+
 def init_script(spec: GuestSpec, modules: list[str], seed: int, all_tasks: bool = False) -> str:
     """The guest's /init (busybox sh). Every measurement goes to the console between
     `@@reclaimlab:begin NAME@@` / `@@reclaimlab:end NAME@@` lines; a failure prints one
@@ -92,6 +120,7 @@ def init_script(spec: GuestSpec, modules: list[str], seed: int, all_tasks: bool 
         for key, value in spec.sysctls.items()
     )
     insmods = "\n".join(f"insmod /lib/modules/{m} || fail 'insmod {m}'" for m in modules)
+    cgroup_setup, cgroup_snapshot = _cgroup_lines(spec)
     return f"""#!/bin/busybox sh
 /bin/busybox mkdir -p /bin /sbin /usr/bin /usr/sbin /proc /sys /dev /tmp {DATA_MOUNT}
 /bin/busybox --install -s
@@ -108,7 +137,8 @@ snapshot() {{
     section "zoneinfo $1" /proc/zoneinfo
     section "pagetypeinfo $1" /proc/pagetypeinfo
     section "slabinfo $1" /proc/slabinfo
-}}
+    [ -r /proc/pressure/memory ] && section "pressure $1" /proc/pressure/memory
+{cgroup_snapshot}}}
 
 {insmods}
 # virtio devices are probed asynchronously: wait for both disks (10 s at most).
@@ -124,7 +154,7 @@ if [ -e /sys/kernel/mm/lru_gen/enabled ]; then
 fi
 echo {thp} > /sys/kernel/mm/transparent_hugepage/enabled || fail 'could not set THP'
 {sysctl_lines}
-
+{cgroup_setup}
 mkswap /dev/vda >/dev/null || fail 'mkswap /dev/vda'
 swapon /dev/vda || fail 'swapon /dev/vda'
 mount -t {fstype} -o noatime /dev/vdb {DATA_MOUNT} || fail 'mount /dev/vdb ({fstype})'

@@ -92,6 +92,9 @@ class GuestSpec:
     #: The data disk's filesystem when the scenario has [fs] ("xfs" or "ext4"), which the
     #: model then simulates; None: the plain ext4 data disk of [workload.file], not modelled.
     fs_type: str | None = None
+    #: The scenario's memory cgroups (`[[cgroup]]`), parents before children: each one's path
+    #: below the guest's cgroup2 root and the interface files /init writes, in writing order.
+    cgroups: list[tuple[str, list[tuple[str, str]]]] = field(default_factory=list)
 
 
 def content_hash(spec: "GuestSpec") -> str:
@@ -106,6 +109,8 @@ def content_hash(spec: "GuestSpec") -> str:
     if spec.fs_type is not None:
         # Only then: the kept results of scenarios without [fs] keep their hashes.
         guest["fs_type"] = spec.fs_type
+    if spec.cgroups:
+        guest["cgroups"] = [[path, [list(f) for f in files]] for path, files in spec.cgroups]
     return hashlib.sha256(json.dumps(guest, sort_keys=True).encode()).hexdigest()
 
 
@@ -175,10 +180,49 @@ def load(path: str | Path, sitting: Path | None = None) -> GuestSpec:
         role=role,
         fs_type=str(doc["fs"].get("type", "xfs")) if "fs" in doc else None,
     )
+    spec.cgroups = _cgroups(p, doc)
     _fill_workloads(spec, doc)
     _note_unmirrored(spec, doc)
     spec.content_hash = content_hash(spec)
     return spec
+
+
+# The guest's cgroup2 mount, and the interface files a [[cgroup]] table may set, in the order
+# /init writes them (protection first, then the limits; the cgroups are empty when written).
+CGROUP_ROOT = "/sys/fs/cgroup"
+CGROUP_FILES = (("min",), ("low",), ("high",), ("max",), ("swap", "max"), ("oom", "group"))
+
+
+def _cgroups(p: Path, doc: dict[str, Any]) -> list[tuple[str, list[tuple[str, str]]]]:
+    """Each cgroup's path (its ancestors' names joined by /, parents first) and the memory.*
+    files to write, from the scenario's [[cgroup]] tables (the simulator has checked names,
+    parents and loops). A workload can only join a leaf: cgroup v2 keeps processes out of a
+    cgroup whose controllers are enabled for children."""
+    tables = doc.get("cgroup", [])
+    parent = {str(c["name"]): str(c.get("parent", "")) for c in tables}
+
+    def path(name: str) -> str:
+        up = parent.get(name, "")
+        return f"{path(up)}/{name}" if up else name
+
+    out = []
+    for c in sorted(tables, key=lambda c: path(str(c["name"])).count("/")):
+        memory = c.get("memory", {})
+        files = []
+        for keys in CGROUP_FILES:
+            v: Any = memory
+            for k in keys:
+                v = v.get(k) if isinstance(v, dict) else None
+            if v is not None:
+                files.append(("memory." + ".".join(keys), str(v)))
+        out.append((path(str(c["name"])), files))
+    inner = set(parent.values()) - {""}
+    for w in doc.get("workload", []):
+        if w.get("cgroup") in inner:
+            raise ValidateError(
+                f"{p}: workload {w['name']} joins cgroup {w['cgroup']}, which has children; the "
+                "guest's cgroup v2 runs processes only in leaves (move the workload to a child)")
+    return out
 
 
 def _sysctl_text(value: Any) -> str:
@@ -192,9 +236,11 @@ def _fill_workloads(spec: GuestSpec, doc: dict[str, Any]) -> None:
     data = 0
     for i, w in enumerate(doc.get("workload", [])):
         name = str(w["name"])
+        cgroup = next((f" cgroup={CGROUP_ROOT}/{path}" for path, _ in spec.cgroups
+                       if path.rsplit("/", 1)[-1] == w.get("cgroup")), "")
         lines.append(
             f"workload name={name} start_ns={duration_ns(w.get('start', 0))} "
-            f"duration_ns={duration_ns(w['duration']) if 'duration' in w else 0}"
+            f"duration_ns={duration_ns(w['duration']) if 'duration' in w else 0}{cgroup}"
         )
         if "anon" in w:
             a = w["anon"]

@@ -6,7 +6,9 @@
  * (python/reclaimlab/validate/spec.py) turns the scenario into a small text spec, one item per
  * line, `key=value` fields:
  *
- *   workload name=NAME start_ns=N duration_ns=N       starts a process (duration 0: no limit)
+ *   workload name=NAME start_ns=N duration_ns=N [cgroup=DIR]
+ *                                         starts a process (duration 0: no limit), in the cgroup
+ *                                         v2 directory DIR when given (its memory is charged there)
  *   anon size=B pattern=sequential|random|zipf alpha=F passes=N write_fraction=F think_ns=N hold_ns=N
  *   file size=B op=read|write passes=N hold_ns=N path=PATH
  *   thp count=N rate=N lifetime_ns=N lifetimes=fixed|exponential
@@ -80,7 +82,7 @@ struct thread_spec {
 };
 
 struct workload_spec {
-	char name[64];
+	char name[64], cgroup[256];
 	uint64_t start_ns, duration_ns;
 	int nthreads;
 	struct thread_spec threads[MAX_THREADS];
@@ -192,6 +194,7 @@ static void read_spec(const char *path)
 			field_str(line, "name", w->name, sizeof w->name);
 			w->start_ns = field_u64(line, "start_ns", 0);
 			w->duration_ns = field_u64(line, "duration_ns", 0);
+			field_str(line, "cgroup", w->cgroup, sizeof w->cgroup);
 			continue;
 		}
 		if (nworkloads == 0)
@@ -492,10 +495,23 @@ static void *thread_main(void *arg)
 	return NULL;
 }
 
+/* Move this process into cgroup directory `dir` (writing 0 to cgroup.procs moves the writer)
+ * before it allocates anything of its own, so that every page it faults is charged there. */
+static void join_cgroup(const char *dir)
+{
+	char path[300];
+	snprintf(path, sizeof path, "%s/cgroup.procs", dir);
+	int fd = open(path, O_WRONLY);
+	if (fd < 0 || write(fd, "0\n", 2) != 2 || close(fd))
+		die(path);
+}
+
 static void run_workload(struct workload_spec *w, uint64_t t0)
 {
 	pthread_t tid[MAX_THREADS];
 	struct thread_arg args[MAX_THREADS];
+	if (w->cgroup[0])
+		join_cgroup(w->cgroup);
 	sleep_until(t0 + w->start_ns);
 	for (int i = 0; i < w->nthreads; i++) {
 		args[i] = (struct thread_arg){ &w->threads[i], (uint64_t)((w - workloads) * MAX_THREADS + i),
