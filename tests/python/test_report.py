@@ -108,3 +108,44 @@ def test_the_browser_check_catches_a_chart_that_fails(tmp_path):
     assert got.drawn == ["chart-0"]
     assert got.charts_rendered == "1"
     assert len(got.errors) == 1 and got.errors[0].startswith("chart 1: ")
+
+
+def test_a_runs_report_draws_its_pressure_and_cgroups_in_chromium(tmp_path):
+    """A run directory (what `reclaimlab run` writes) has a page of its own; with the PSI and
+    cgroup columns in its time series (added here to a real run's, as a run with [[cgroup]]
+    writes them) it draws the pressure and the cgroups' memory, and Chromium renders them."""
+    import pandas as pd
+
+    (tmp_path / "tiny.toml").write_text(tiny_text(name="tiny"))
+    out = tmp_path / "run"
+    r = run_cli("run", str(tmp_path / "tiny.toml"), "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    plain = report.page_for(out)
+    base = len(plain.charts)
+    assert base >= 3 and not any("pressure" in s or "cgroups" in s for s, _ in plain.charts)
+    ts = pd.read_parquet(out / "timeseries.parquet")
+    n = len(ts)
+    ts["psi_memory_some_total_us"] = [1000 * i * i for i in range(n)]
+    ts["psi_memory_full_total_us"] = [500 * i * i for i in range(n)]
+    ts["cgroup/pod.a/memory.current"] = [4096 * i for i in range(n)]
+    ts["cgroup/pod.a/memory.swap.current"] = [0] * n
+    ts["cgroup/pod-b/memory.current"] = [8192 * i for i in range(n)]
+    ts.to_parquet(out / "timeseries.parquet")
+    summary = json.loads((out / "summary.json").read_text())
+    summary["cgroups"] = {"pod.a": {"parent": "", "memory.current": 1 << 20,
+                                    "memory.peak": 3 << 20, "memory.events": {"max": 7}}}
+    (out / "summary.json").write_text(json.dumps(summary))
+    html_path = tmp_path / "run.html"
+    r = run_cli("report", str(out), "-o", str(html_path))
+    assert r.returncode == 0, r.stderr
+    n_charts = int(re.search(r"\((\d+) charts\)", r.stdout).group(1))
+    assert n_charts == base + 2
+    text = html_path.read_text()
+    assert "Memory cgroups at the end" in text and "pod.a" in text
+    page = render(html_path)
+    assert page.errors == [], page.errors
+    assert page.charts_rendered == str(n_charts)
+    # The cgroups' chart has every cgroup (a dot in a name is data, not a nested field).
+    spec = next(s for slug, s in report.page_for(out).charts if slug.endswith("cgroups"))
+    names = {row["cgroup"] for ds in spec["datasets"].values() for row in ds}
+    assert names == {"pod.a", "pod-b"}

@@ -1,5 +1,5 @@
-"""``reclaimlab report DIR -o report.html``: the HTML report of a sweep or a reproduction
-(:mod:`reclaimlab.report`), with each chart also as SVG and PNG."""
+"""``reclaimlab report DIR -o report.html``: the HTML report of a sweep, a reproduction or a
+run (:mod:`reclaimlab.report`), with each chart also as SVG and PNG."""
 
 from __future__ import annotations
 
@@ -11,19 +11,20 @@ from ..results import RunDirError
 from ._common import CliError
 
 NAME = "report"
-HELP = "write the HTML report of a sweep or a reproduction"
+HELP = "write the HTML report of a sweep, a reproduction or a run"
 DESCRIPTION = (
     "Write one self-contained HTML file (no network needed to view it) with plots of a sweep "
-    "directory (reclaimlab sweep --out DIR) or of reproductions (reclaimlab reproduce --out "
-    "DIR): time series of free pages against the watermarks, scan, steal and swap rates, "
-    "counters with 95%% intervals over seeds, lines and heatmaps along the axes, and for "
-    "reproductions the checks and the thread's figures beside ours. Each chart is also written "
-    "as SVG and PNG to <report>-figures/."
+    "directory (reclaimlab sweep --out DIR), of reproductions (reclaimlab reproduce --out "
+    "DIR) or of one run (reclaimlab run --out DIR): time series of free pages against the "
+    "watermarks, scan, steal and swap rates, memory pressure and each memory cgroup's memory "
+    "when the run has them, counters with 95%% intervals over seeds, lines and heatmaps along "
+    "the axes, and for reproductions the checks and the thread's figures beside ours. Each "
+    "chart is also written as SVG and PNG to <report>-figures/."
 )
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("directory", metavar="DIR", help="a sweep's or a reproduction's --out")
+    p.add_argument("directory", metavar="DIR", help="a sweep's, a reproduction's or a run's --out")
     p.add_argument("-o", "--output", metavar="FILE",
                    help="the HTML file to write (default: DIR/report.html)")
     p.add_argument("--no-figures", action="store_true",

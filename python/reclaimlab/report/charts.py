@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -99,7 +100,58 @@ def run_charts(path: Path, title: str) -> list[tuple[str, Any]]:
     rates(("pgscan_kswapd", "pgsteal_kswapd", "pgscan_direct", "pgsteal_direct"),
           "scan and steal rates", "scan")
     rates(("pswpin", "pswpout"), "swap traffic", "swap")
+    for slug, chart in (("pressure", pressure_chart(ts, title)),
+                        ("cgroups", cgroup_chart(ts, title))):
+        if chart is not None:
+            out.append((f"{title} {slug}", chart))
     return out
+
+
+def pressure_chart(ts, title: str):
+    """The share of each interval the system's tasks spent stalled on memory (the PSI totals'
+    growth, "some" and "full"), when the run recorded them; None otherwise."""
+    import altair as alt
+
+    cols = {"some": "psi_memory_some_total_us", "full": "psi_memory_full_total_us"}
+    if not all(c in ts.columns for c in cols.values()) or len(ts) < 2:
+        return None
+    d = ts[["t"]].copy()
+    for kind, c in cols.items():
+        # Microseconds of stall per second of time, as a percentage.
+        d[kind] = _rate(ts, c) / 1e4
+    d = _thin(d.dropna()).melt("t", var_name="line", value_name="percent")
+    return alt.Chart(d).mark_line().encode(
+        x=alt.X("t:Q", title="simulated time (s)"),
+        y=alt.Y("percent:Q", title="% of time stalled"),
+        color=alt.Color("line:N", title="memory"),
+    ).properties(title=f"{title}: memory pressure (PSI)", width=CHART_WIDTH, height=CHART_HEIGHT)
+
+
+def cgroup_chart(ts, title: str):
+    """Each memory cgroup's memory.current (and memory.swap.current, dashed) over the run, in
+    MiB, when it has cgroups; None otherwise. The data is long (one row per sample, cgroup and
+    file): Vega-Lite would read the dots of the columns' names as nested fields."""
+    import altair as alt
+    import pandas as pd
+
+    found = []
+    for c in ts.columns:
+        m = re.fullmatch(r"cgroup/(.+)/(memory\.current|memory\.swap\.current)", str(c))
+        if m:
+            found.append((c, m.group(1), "swap" if "swap" in m.group(2) else "memory"))
+    if not found:
+        return None
+    thin = _thin(ts)
+    d = pd.concat([pd.DataFrame({"t": thin["t"], "cgroup": name, "file": kind,
+                                 "MiB": thin[c] / (1 << 20)}) for c, name, kind in found],
+                  ignore_index=True)
+    return alt.Chart(d).mark_line().encode(
+        x=alt.X("t:Q", title="simulated time (s)"),
+        y=alt.Y("MiB:Q", title="MiB"),
+        color=alt.Color("cgroup:N"),
+        strokeDash=alt.StrokeDash("file:N", title="file"),
+    ).properties(title=f"{title}: cgroups' memory (memory.current, memory.swap.current)",
+                 width=CHART_WIDTH, height=CHART_HEIGHT)
 
 
 # ---- statistics -------------------------------------------------------------------------------
