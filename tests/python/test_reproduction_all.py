@@ -18,9 +18,16 @@ from reclaimlab import cli
 from reclaimlab.experiments import EXPERIMENTS
 
 REPO = Path(__file__).resolve().parents[2]
-#: The seed thread behind each experiment (the README's table and MODEL.md's sections name it).
+#: The seed thread behind each experiment (the README's table and MODEL.md's sections name it);
+#: memcg-protection reproduces the kernel's cgroup selftest instead of a thread.
 SEED = {"blkback-pool": "000", "free-page-hinting": "001", "shrinker-deferral": "002",
-        "persistent-grants": "003", "kswapd-highorder": "004"}
+        "persistent-grants": "003", "kswapd-highorder": "004", "memcg-protection": "selftest"}
+
+
+def opening(name: str) -> str:
+    """How the README's paragraph on an experiment opens."""
+    seed = SEED[name]
+    return f"`{name}` (seed {seed}" if seed.isdigit() else f"`{name}` (the kernel's cgroup selftest"
 
 
 def store_entries(store):
@@ -69,7 +76,7 @@ def readme_table() -> dict[str, tuple[str, str, str]]:
     """The README's table of what holds: experiment -> (whole range, part of it, not at all)."""
     rows = {}
     for line in (REPO / "README.md").read_text().splitlines():
-        m = re.match(r"\| (\d{3}) `([a-z-]+)` \| (.*) \| (.*) \| (.*) \|$", line)
+        m = re.match(r"\| (\d{3}|selftest) `([a-z-]+)` \| (.*) \| (.*) \| (.*) \|$", line)
         if m:
             assert SEED[m.group(2)] == m.group(1), line
             rows[m.group(2)] = (m.group(3), m.group(4), m.group(5))
@@ -77,13 +84,16 @@ def readme_table() -> dict[str, tuple[str, str, str]]:
 
 
 def model_summaries() -> dict[str, str]:
-    """docs/MODEL.md's "**Summary for seed NNN.**" paragraphs, by experiment."""
+    """docs/MODEL.md's "**Summary for seed NNN.**" paragraphs (and "**Summary for the
+    selftest.**"), by experiment."""
     text = (REPO / "docs" / "MODEL.md").read_text()
     by_seed = {v: k for k, v in SEED.items()}
     out = {}
-    for m in re.finditer(r"\*\*Summary for seed (\d{3})\.\*\*(.*?)(?:\n\n|\Z)", text, re.S):
-        assert by_seed[m.group(1)] not in out, f"two summaries for seed {m.group(1)}"
-        out[by_seed[m.group(1)]] = " ".join(m.group(2).split())
+    for m in re.finditer(r"\*\*Summary for (?:seed (\d{3})|the (selftest))\.\*\*(.*?)(?:\n\n|\Z)",
+                         text, re.S):
+        seed = m.group(1) or m.group(2)
+        assert by_seed[seed] not in out, f"two summaries for {seed}"
+        out[by_seed[seed]] = " ".join(m.group(3).split())
     return out
 
 
@@ -92,11 +102,11 @@ def readme_pass_counts() -> dict[str, tuple[int, int]]:
     paragraph's "`name` (seed NNN" opening)."""
     text = (REPO / "README.md").read_text()
     out = {}
-    for name, seed in SEED.items():
-        at = text.find(f"`{name}` (seed {seed}")
+    for name in SEED:
+        at = text.find(opening(name))
         m = re.compile(r"(\d+) of (\d+)\s+checks\s+pass").search(text, at) if at >= 0 else None
-        nxt = min((i for i in (text.find(f"`{o}` (seed {s}", at + 1) for o, s in SEED.items()
-                               if o != name) if i > at), default=len(text))
+        nxt = min((i for i in (text.find(opening(o), at + 1) for o in SEED if o != name)
+                   if i > at), default=len(text))
         if m and m.start() < nxt:
             out[name] = (int(m.group(1)), int(m.group(2)))
     return out

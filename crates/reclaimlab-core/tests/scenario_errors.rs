@@ -155,6 +155,7 @@ fn one_workload(name: &str, anon: Option<AnonSpec>, file: Option<FileSpec>) -> W
         start_ns: 0,
         duration_ns: None,
         oom_score_adj: 0,
+        cgroup: None,
         anon,
         file,
         trace: None,

@@ -100,6 +100,10 @@ pub(crate) fn furnish(
     if let Some(g) = kvm {
         m.make_guest(drivers.hinting, g.page_reporting_order, g.kvm.clone());
     }
+    // Memory cgroups are the host's (a guest's view has none of its own).
+    if kvm.is_none() && !view.cgroups.is_empty() {
+        m.setup_memcg(&view.cgroups).map_err(SimError::Config)?;
+    }
     let cpus = view.host.cpus.max(1);
     let threads = workload_threads(&view.workloads, m, cpus, seed, start_ns, poll)?;
     for t in &threads.threads {

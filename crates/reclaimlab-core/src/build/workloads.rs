@@ -46,6 +46,12 @@ pub(crate) fn workload_threads(
     let mut trace_anon_pages = 0u64;
     for w in workloads {
         let task = machine.add_task(&w.name, w.oom_score_adj);
+        if let (Some(name), Some(mc)) = (&w.cgroup, machine.memcg.as_mut()) {
+            let id = mc.id_of(name).ok_or_else(|| {
+                SimError::Config(format!("workload {}: no cgroup named {name}", w.name))
+            })?;
+            mc.set_task_memcg(task, id);
+        }
         let start_ns = w.start_ns + offset_ns;
         let deadline = w.duration_ns.map(|d| start_ns + d);
         let origin = |i: usize| Origin {

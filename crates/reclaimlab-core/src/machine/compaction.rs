@@ -380,6 +380,7 @@ impl Machine {
             self.frames.set_page(new, flags, vp);
         }
         self.frames.set_owner(old, NIL);
+        self.mem_cgroup_migrate(old, new);
         if vp != NIL {
             let e = self.pte[vp as usize];
             debug_assert!(pte_present(e) && (e & PTE_PFN_MASK) == old);

@@ -160,3 +160,38 @@ impl DiskDevice {
         }
     }
 }
+
+/// `[[cgroup]]`: one memory cgroup (cgroup v2) below the root, its interface files' values as
+/// the kernel's files take them (`max`, or bytes with an optional K, M, G... suffix; read by
+/// `memcontrol::parse_memory_knob`). The root is implicit and has no limits.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CgroupConfig {
+    pub name: String,
+    /// The parent cgroup's name; `None`: the root.
+    pub parent: Option<String>,
+    pub memory: CgroupMemory,
+}
+
+/// A cgroup's `memory.*` files (`memory.max = "100M"` in TOML is this table's `max`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CgroupMemory {
+    pub max: String,
+    pub high: String,
+    pub low: String,
+    pub min: String,
+    pub swap: CgroupSwap,
+    pub oom: CgroupOom,
+}
+
+/// `memory.swap.*`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CgroupSwap {
+    pub max: String,
+}
+
+/// `memory.oom.*`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CgroupOom {
+    /// `memory.oom.group`: 1 kills the whole cgroup when the OOM killer picks one of its tasks.
+    pub group: u64,
+}

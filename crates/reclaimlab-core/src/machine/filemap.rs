@@ -101,6 +101,15 @@ impl Machine {
             self.ra_window = window;
             return Access::Yield;
         }
+        if self.memcg.is_some() {
+            // Charged to the reading task's memcg, the whole window before any page enters
+            // the LRU (the limit reclaim a charge runs cannot take a page of it).
+            let memcg = self.task_memcg(t.task);
+            self.mem_cgroup_charge_forced(pfn, memcg, t);
+            for &p in window.iter() {
+                self.mem_cgroup_charge_forced(p, memcg, t);
+            }
+        }
         self.page_cache_insert(vp, pfn);
         let mut n = 1;
         for (i, &p) in window.iter().enumerate() {
@@ -195,6 +204,10 @@ impl Machine {
     fn page_cache_alloc(&mut self, vp: u32, t: &mut TaskCtx) -> Result<u32, Access> {
         let pfn = self.alloc_pages(super::gfp::GFP_HIGHUSER_MOVABLE, 0, t)?;
         t.cost_ns += self.cfg.cost.file_miss_ns;
+        if self.memcg.is_some() {
+            let memcg = self.task_memcg(t.task);
+            self.mem_cgroup_charge_forced(pfn, memcg, t);
+        }
         self.page_cache_insert(vp, pfn);
         Ok(pfn)
     }

@@ -38,6 +38,14 @@ pub fn lru_of(flags: u16) -> usize {
     2 * file as usize + active as usize
 }
 
+/// `inactive_is_low` (core-mm §5.5) of a type whose lists hold these pages.
+#[inline]
+pub fn inactive_is_low(inactive: u64, active: u64) -> bool {
+    let gb = (inactive + active) >> 18;
+    let ratio = if gb > 0 { isqrt(10 * gb) } else { 1 };
+    inactive * ratio < active
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct Lruvec {
     pub lists: [List; NR_LRU_LISTS],
@@ -90,21 +98,23 @@ impl Lruvec {
         } else {
             (LRU_INACTIVE_ANON, LRU_ACTIVE_ANON)
         };
-        let inactive = self.size(ia);
-        let active = self.size(aa);
-        let gb = (inactive + active) >> 18;
-        let ratio = if gb > 0 { isqrt(10 * gb) } else { 1 };
-        inactive * ratio < active
+        inactive_is_low(self.size(ia), self.size(aa))
     }
 
     /// `lru_note_cost`: charge reclaim cost to a type; decay both when they outgrow the LRU.
     pub fn note_cost(&mut self, file: bool, n: u64) {
+        let lrusize: u64 = EVICTABLE_LRUS.iter().map(|&l| self.size(l)).sum();
+        self.note_cost_sized(file, n, lrusize);
+    }
+
+    /// The same against an LRU of `lrusize` pages (a memcg's subtree, whose lists are
+    /// spread over its descendants' lruvecs).
+    pub fn note_cost_sized(&mut self, file: bool, n: u64, lrusize: u64) {
         if file {
             self.file_cost += n;
         } else {
             self.anon_cost += n;
         }
-        let lrusize: u64 = EVICTABLE_LRUS.iter().map(|&l| self.size(l)).sum();
         if self.anon_cost + self.file_cost > lrusize / 4 {
             self.anon_cost /= 2;
             self.file_cost /= 2;

@@ -24,6 +24,9 @@
 //! oddly are refused instead: a value with no digits (the kernel takes it as 0) or one past
 //! 2^64 bytes (the kernel wraps it).
 
+pub mod charge;
+pub mod mem_cgroup;
+
 use super::page_counter::{CounterId, PageCounters, PAGE_COUNTER_MAX};
 use super::watermark::SWAP_CLUSTER_MAX;
 use super::PAGE_SIZE;

@@ -231,6 +231,15 @@ impl Machine {
             Ok(p) => p,
             Err(a) => return a,
         };
+        if self.memcg.is_some() {
+            // Allocated first, charged second; a charge that fails gives the page back.
+            let memcg = self.task_memcg(t.task);
+            if let Err(e) = self.mem_cgroup_charge(pfn, memcg, t) {
+                self.free_pages(pfn, 0);
+                return e.access();
+            }
+            self.memcg_count_fault(memcg, false);
+        }
         self.vm.add(VmEvent::Pgfault, 1);
         t.cost_ns += self.cfg.cost.anon_fault_ns;
         self.frames.set_page(pfn, pg::SWAPBACKED, vp);
@@ -244,6 +253,9 @@ impl Machine {
     /// The page is in the swap cache but unmapped: a minor fault maps it again.
     fn swapcache_fault(&mut self, vp: u32, pfn: u32, write: bool, t: &mut TaskCtx) -> Access {
         self.vm.add(VmEvent::Pgfault, 1);
+        if self.memcg.is_some() {
+            self.memcg_count_fault(self.folio_memcg(pfn), false);
+        }
         self.swap_cache_hit(vp, pfn);
         t.cost_ns += self.cfg.cost.swapcache_fault_ns;
         self.pte[vp as usize] = pfn | PTE_MAPPED | PTE_YOUNG;
@@ -266,7 +278,9 @@ impl Machine {
         if f & pg::SWAPCACHE != 0 && f & pg::WRITEBACK == 0 && (write || self.swap.is_half_full()) {
             self.frames.clear(pfn, pg::SWAPCACHE);
             self.frames.set(pfn, pg::DIRTY);
-            self.swap.free(self.frames.owner(pfn));
+            let vp = self.frames.owner(pfn);
+            self.swap.free(vp);
+            self.mem_cgroup_uncharge_swap(vp);
             self.stat.nr_swapcached -= 1;
         }
     }
@@ -278,6 +292,15 @@ impl Machine {
             Ok(p) => p,
             Err(a) => return a,
         };
+        if self.memcg.is_some() {
+            // mem_cgroup_swapin_charge_folio: the memcg the slot was charged to.
+            let memcg = self.swap_entry_memcg(vp);
+            if let Err(e) = self.mem_cgroup_charge(pfn, memcg, t) {
+                self.free_pages(pfn, 0);
+                return e.access();
+            }
+            self.memcg_count_fault(memcg, true);
+        }
         self.vm.add(VmEvent::Pgfault, 1);
         self.vm.add(VmEvent::Pgmajfault, 1);
         t.cost_ns += self.cfg.cost.major_fault_ns;
@@ -395,6 +418,7 @@ impl Machine {
         if !pte_present(pte) {
             if pte_is_swap(pte) {
                 self.swap.free(vp);
+                self.mem_cgroup_uncharge_swap(vp);
                 return Zapped::Swap;
             }
             return Zapped::None;
@@ -409,6 +433,7 @@ impl Machine {
         if f & pg::WRITEBACK != 0 {
             if f & pg::SWAPCACHE != 0 {
                 self.swap.forget(vp);
+                self.mem_cgroup_uncharge_swap(vp);
             }
             return Zapped::Page {
                 mapped,
@@ -420,6 +445,7 @@ impl Machine {
         }
         if f & pg::SWAPCACHE != 0 {
             self.swap.free(vp);
+            self.mem_cgroup_uncharge_swap(vp);
             self.stat.nr_swapcached -= 1;
         }
         self.frames.set_flags(pfn, 0);

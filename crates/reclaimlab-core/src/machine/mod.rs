@@ -263,6 +263,9 @@ pub struct Machine {
     /// Draws kswapd's wake-up latencies from `[cost] wakeup_latency_samples` (untouched
     /// without samples).
     pub wakeup_rng: crate::engine::Rng,
+    /// Memory cgroups (`[[cgroup]]`; `None` without: every page is the root's, and the
+    /// machine has its one lruvec).
+    pub memcg: Option<Box<memcontrol::mem_cgroup::MemCgroups>>,
 }
 
 impl Machine {
@@ -420,6 +423,7 @@ impl Machine {
             slab: Default::default(),
             fs: None,
             wakeup_rng: crate::engine::Rng::for_actor(p.seed, "kswapd-wakeup"),
+            memcg: None,
         };
         m.boot_kernel_pages(kernel_used)?;
         if m.cfg.host.vmstat_drift {
@@ -492,7 +496,14 @@ impl Machine {
 
     /// `zone_reclaimable_pages` (6.1.192: falls back to free pages when the zone has no LRU pages).
     pub fn zone_reclaimable_pages(&self, z: usize) -> u64 {
-        let s = &self.lruvec.zone_size[z];
+        let all;
+        let s = match &self.memcg {
+            None => &self.lruvec.zone_size[z],
+            Some(_) => {
+                all = self.node_lru_zone_size();
+                &all[z]
+            }
+        };
         let mut n = s[lru::LRU_INACTIVE_FILE] + s[lru::LRU_ACTIVE_FILE];
         if self.swap.has_free() {
             n += s[lru::LRU_INACTIVE_ANON] + s[lru::LRU_ACTIVE_ANON];

@@ -12,7 +12,7 @@ impl Machine {
     pub fn dirtyable_memory(&self) -> u64 {
         let reserve: u64 = self.totalreserve_pages();
         let free = self.total_free_pages().saturating_sub(reserve);
-        free + self.lruvec.size(lru::LRU_INACTIVE_FILE) + self.lruvec.size(lru::LRU_ACTIVE_FILE)
+        free + self.node_lru_size(lru::LRU_INACTIVE_FILE) + self.node_lru_size(lru::LRU_ACTIVE_FILE)
     }
 
     /// (`dirty_thresh`, `background_thresh`) in pages (`global_dirty_limits`).
@@ -55,10 +55,15 @@ impl Machine {
             // it out of the way while the write ran); now it is the first to go.
             if f & pg::LRU != 0 && f & pg::DIRTY == 0 {
                 let z = self.zone_of(pfn);
-                self.lruvec.del(&mut self.frames, pfn, lru::lru_of(f), z);
+                // The page's memcg's lruvec (the machine's one without cgroups).
+                let lv = match &mut self.memcg {
+                    None => &mut self.lruvec,
+                    Some(mc) => mc.lruvec_of(mc.frame[pfn as usize], &mut self.lruvec),
+                };
+                lv.del(&mut self.frames, pfn, lru::lru_of(f), z);
                 self.frames.clear(pfn, pg::ACTIVE);
                 let l = lru::lru_of(f & !pg::ACTIVE);
-                self.lruvec.add_tail(&mut self.frames, pfn, l, z);
+                lv.add_tail(&mut self.frames, pfn, l, z);
                 self.vm.add(VmEvent::Pgrotated, 1);
             }
         }

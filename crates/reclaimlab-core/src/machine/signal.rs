@@ -60,12 +60,16 @@ impl Signal {
     }
 }
 
+/// `Signal::OomKill`'s kind.
+const OOM_KIND: u32 = 4;
+
 /// The signals raised since the world last looked.
 #[derive(Debug, Clone, Default)]
 pub struct Outbox {
     pending: u8,
-    /// The victim of the pending OOM kill (at most one: no new kill until it is reaped).
-    oom_victim: usize,
+    /// The victims of the pending OOM kills, oldest first (one but for a memcg's
+    /// `memory.oom.group` kill, which kills several tasks at once).
+    oom_victims: std::collections::VecDeque<usize>,
 }
 
 impl Outbox {
@@ -73,7 +77,7 @@ impl Outbox {
     pub fn raise(&mut self, s: Signal) {
         self.pending |= 1 << s.kind();
         if let Signal::OomKill(task) = s {
-            self.oom_victim = task;
+            self.oom_victims.push_back(task);
         }
     }
 
@@ -89,8 +93,16 @@ impl Outbox {
             return None;
         }
         let i = self.pending.trailing_zeros();
+        let mut victim = 0;
+        if i == OOM_KIND {
+            victim = self.oom_victims.pop_front().unwrap_or(0);
+            // More victims: the signal stays pending for the next one.
+            if !self.oom_victims.is_empty() {
+                return Some(Signal::of_kind(i as usize, victim));
+            }
+        }
         self.pending &= !(1 << i);
-        Some(Signal::of_kind(i as usize, self.oom_victim))
+        Some(Signal::of_kind(i as usize, victim))
     }
 }
 

@@ -14,8 +14,11 @@ impl Machine {
         self.frames.set(pfn, pg::LRU);
         let f = self.frames.link_flags(pfn);
         let z = self.zone_of(pfn);
-        self.lruvec
-            .add_head(&mut self.frames, pfn, lru::lru_of(f), z);
+        let lv = match &mut self.memcg {
+            None => &mut self.lruvec,
+            Some(mc) => mc.lruvec_of(mc.frame[pfn as usize], &mut self.lruvec),
+        };
+        lv.add_head(&mut self.frames, pfn, lru::lru_of(f), z);
     }
 
     #[inline]
@@ -23,7 +26,11 @@ impl Machine {
         let f = self.frames.link_flags(pfn);
         debug_assert!(f & pg::LRU != 0);
         let z = self.zone_of(pfn);
-        self.lruvec.del(&mut self.frames, pfn, lru::lru_of(f), z);
+        let lv = match &mut self.memcg {
+            None => &mut self.lruvec,
+            Some(mc) => mc.lruvec_of(mc.frame[pfn as usize], &mut self.lruvec),
+        };
+        lv.del(&mut self.frames, pfn, lru::lru_of(f), z);
         self.frames.clear(pfn, pg::LRU);
     }
 
@@ -44,7 +51,7 @@ impl Machine {
             }
             self.frames.clear(pfn, pg::REFERENCED);
             // workingset_activation: activations advance the workingset clock.
-            self.lruvec.nonresident_age += 1;
+            self.root_lruvec().nonresident_age += 1;
         }
     }
 }

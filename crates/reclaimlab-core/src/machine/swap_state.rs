@@ -170,6 +170,11 @@ impl Machine {
         let Some(pfn) = self.try_alloc_nowait(super::gfp::GFP_HIGHUSER_MOVABLE) else {
             return false;
         };
+        // A readahead page its memcg has no room for is not read.
+        if self.memcg.is_some() && !self.mem_cgroup_charge_nowait(pfn, self.swap_entry_memcg(v)) {
+            self.free_pages(pfn, 0);
+            return false;
+        }
         self.frames
             .set_page(pfn, pg::SWAPBACKED | pg::SWAPCACHE | pg::RECLAIM, v);
         let shadow = pte_shadow(self.pte[v as usize]);

@@ -176,13 +176,29 @@ impl Checker {
         // LRU lists.
         let mut zone_size = [[0u64; NR_LRU_LISTS]; MAX_NR_ZONES];
         let mut swapcache = 0u64;
-        for (l, list) in node.lruvec.lists.iter().enumerate() {
+        // Every memcg's lruvec (the machine's one without cgroups); a page is on its memcg's.
+        let lruvecs: Vec<(u16, &crate::machine::lru::Lruvec)> = match &node.memcg {
+            None => vec![(0, &node.lruvec)],
+            Some(mc) => (0..mc.len() as u16)
+                .map(|id| (id, mc.lruvec(id, &node.lruvec)))
+                .collect(),
+        };
+        for (memcg, list, l) in lruvecs
+            .iter()
+            .flat_map(|&(id, lv)| lv.lists.iter().enumerate().map(move |(l, li)| (id, li, l)))
+        {
             let mut n = 0u64;
             for pfn in list.iter_from_tail(fr) {
                 n += 1;
                 let f = fr.flags(pfn);
                 if self.seen[pfn as usize] != 0 {
                     return Err(format!("frame {pfn} is in two places (LRU list {l})"));
+                }
+                if node.folio_memcg(pfn) != memcg {
+                    return Err(format!(
+                        "frame {pfn} of memcg {} on memcg {memcg}'s LRU list {l}",
+                        node.folio_memcg(pfn)
+                    ));
                 }
                 self.seen[pfn as usize] = 2;
                 if f & pg::LRU == 0 || f & !pg::PAGE_FLAGS != 0 || lru_of(f) != l {
@@ -212,10 +228,27 @@ impl Checker {
                 return Err(format!("LRU list {l}: {n} entries but len {}", list.len));
             }
         }
-        if zone_size != node.lruvec.zone_size {
+        // Each memcg's memory.current is the frames charged to its subtree.
+        if let Some(mc) = &node.memcg {
+            let mut own = vec![0u64; mc.len()];
+            for &id in &mc.frame {
+                own[id as usize] += 1;
+            }
+            for id in 1..mc.len() as u16 {
+                let frames: u64 = mc.memory.preorder(id).map(|c| own[c as usize]).sum();
+                if frames != mc.memory.get(id).usage {
+                    return Err(format!(
+                        "memcg {}: memory.current {} pages but {frames} frames charged",
+                        mc.names[id as usize],
+                        mc.memory.get(id).usage
+                    ));
+                }
+            }
+        }
+        if zone_size != node.node_lru_zone_size() {
             return Err(format!(
                 "per-zone LRU sizes {:?} but counted {zone_size:?}",
-                node.lruvec.zone_size
+                node.node_lru_zone_size()
             ));
         }
         // Every managed frame is free, on an LRU list, or a kernel allocation (high-order

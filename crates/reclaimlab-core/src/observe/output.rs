@@ -116,6 +116,14 @@ pub fn render(world: &mut World, e: &Ended) -> RunOutput {
         fs_summary = Some(serde_json::Value::Object(o));
         guest_files.extend(files);
     }
+    if let Some(cg) = super::memcg::memcg_summary(&world.machines[0]) {
+        let mut o = match fs_summary.take() {
+            Some(serde_json::Value::Object(o)) => o,
+            _ => serde_json::Map::new(),
+        };
+        o.insert("cgroups".into(), cg);
+        fs_summary = Some(serde_json::Value::Object(o));
+    }
     let fs_stall = super::fs::fs_threads_stall_ns(world, e.fs_threads);
     let mut extra_files = Vec::new();
     if !world.machines[0].shrinkers.is_empty() {
@@ -126,6 +134,7 @@ pub fn render(world: &mut World, e: &Ended) -> RunOutput {
     }
     let meminfo = super::render::meminfo_text(&world.machines[0]);
     extra_files.push(("meminfo".to_string(), meminfo));
+    extra_files.extend(super::memcg::memcg_files(&world.machines[0]));
     extra_files.extend(guest_files);
     let node = &world.machines[0];
     let counters: Vec<(String, u64)> = node.vm.named().map(|(n, v)| (n.to_string(), v)).collect();

@@ -16,7 +16,8 @@ use crate::machine::MAX_NR_ZONES;
 /// Zone counters of zone `z` (`nr_zone_*`, `nr_free_pages`).
 fn zone_stats(node: &Machine, z: usize) -> [u64; NR_ZONE_STATS] {
     let mut s = [0u64; NR_ZONE_STATS];
-    let zs = &node.lruvec.zone_size[z];
+    // Every memcg's lists (the machine's one lruvec without cgroups).
+    let zs = &node.node_lru_zone_size()[z];
     s[ZoneStat::NrFreePages as usize] = node.zones[z].free_pages();
     s[ZoneStat::NrZoneInactiveAnon as usize] = zs[LRU_INACTIVE_ANON];
     s[ZoneStat::NrZoneActiveAnon as usize] = zs[LRU_ACTIVE_ANON];
@@ -37,13 +38,13 @@ fn numa_stats(node: &Machine, z: usize) -> [u64; NR_NUMA_STATS] {
 /// Node counters (`node_stat_item`).
 pub fn node_stats(node: &Machine) -> [u64; NR_NODE_STATS] {
     let mut s = [0u64; NR_NODE_STATS];
-    let l = &node.lruvec;
+    let l = |lru: usize| node.node_lru_size(lru);
     let st = &node.stat;
-    s[NodeStat::NrInactiveAnon as usize] = l.size(LRU_INACTIVE_ANON);
-    s[NodeStat::NrActiveAnon as usize] = l.size(LRU_ACTIVE_ANON);
-    s[NodeStat::NrInactiveFile as usize] = l.size(LRU_INACTIVE_FILE);
-    s[NodeStat::NrActiveFile as usize] = l.size(LRU_ACTIVE_FILE);
-    s[NodeStat::NrUnevictable as usize] = l.size(LRU_UNEVICTABLE);
+    s[NodeStat::NrInactiveAnon as usize] = l(LRU_INACTIVE_ANON);
+    s[NodeStat::NrActiveAnon as usize] = l(LRU_ACTIVE_ANON);
+    s[NodeStat::NrInactiveFile as usize] = l(LRU_INACTIVE_FILE);
+    s[NodeStat::NrActiveFile as usize] = l(LRU_ACTIVE_FILE);
+    s[NodeStat::NrUnevictable as usize] = l(LRU_UNEVICTABLE);
     s[NodeStat::WorkingsetRefaultAnon as usize] = st.workingset_refault[0];
     s[NodeStat::WorkingsetRefaultFile as usize] = st.workingset_refault[1];
     s[NodeStat::WorkingsetActivateAnon as usize] = st.workingset_activate[0];
@@ -129,11 +130,11 @@ pub fn buddyinfo_text(node: &Machine, cpus: u64) -> String {
 
 /// `/proc/meminfo` of the node (`meminfo_proc_show`, `si_mem_available`).
 pub fn meminfo_text(node: &Machine) -> String {
-    let l = &node.lruvec;
+    let l = |lru: usize| node.node_lru_size(lru);
     let st = &node.stat;
     let (sreclaimable, sunreclaim) = node.slab.pages();
     let free = node.total_free_pages();
-    let file = l.size(LRU_ACTIVE_FILE) + l.size(LRU_INACTIVE_FILE);
+    let file = l(LRU_ACTIVE_FILE) + l(LRU_INACTIVE_FILE);
     // si_mem_available: free pages above the reserves, plus the page cache and reclaimable
     // slab that could be freed without going below the low watermarks.
     let (mut reserve, mut wmark_low) = (0u64, 0u64);
@@ -152,11 +153,11 @@ pub fn meminfo_text(node: &Machine) -> String {
         buffers,
         cached: st.nr_file_pages,
         swap_cached: st.nr_swapcached,
-        active_anon: l.size(LRU_ACTIVE_ANON),
-        inactive_anon: l.size(LRU_INACTIVE_ANON),
-        active_file: l.size(LRU_ACTIVE_FILE),
-        inactive_file: l.size(LRU_INACTIVE_FILE),
-        unevictable: l.size(LRU_UNEVICTABLE),
+        active_anon: l(LRU_ACTIVE_ANON),
+        inactive_anon: l(LRU_INACTIVE_ANON),
+        active_file: l(LRU_ACTIVE_FILE),
+        inactive_file: l(LRU_INACTIVE_FILE),
+        unevictable: l(LRU_UNEVICTABLE),
         swap_total: node.swap.total,
         swap_free: node.swap.total - node.swap.used,
         dirty: st.nr_dirty,

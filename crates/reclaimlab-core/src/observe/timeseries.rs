@@ -149,6 +149,8 @@ impl Sampler {
             names.push(format!("cpu{c}_busy_ns"));
             names.push(format!("cpu{c}_runq_wait_ns"));
         }
+        // Each memory cgroup's memory.current and memory.swap.current (none without).
+        names.extend(super::memcg::timeseries_names(node));
         Sampler {
             zones,
             cpus,
@@ -161,7 +163,8 @@ impl Sampler {
     pub fn sample(&mut self, now: u64, world: &World) {
         let node = &world.machines[0];
         let kswapd_awake = !node.kswapd.asleep;
-        let l = &node.lruvec;
+        // The node's lists: every memcg's lruvec (the machine's one without cgroups).
+        let l = |lru: usize| node.node_lru_size(lru);
         let allocstall: u64 = (0..MAX_NR_ZONES)
             .map(|z| node.vm.get(VmEvent::allocstall(z)))
             .sum();
@@ -170,10 +173,10 @@ impl Sampler {
         vals.extend(self.zones.iter().map(|&z| node.zones[z].free_pages()));
         vals.extend([
             node.total_free_pages(),
-            l.size(LRU_INACTIVE_ANON),
-            l.size(LRU_ACTIVE_ANON),
-            l.size(LRU_INACTIVE_FILE),
-            l.size(LRU_ACTIVE_FILE),
+            l(LRU_INACTIVE_ANON),
+            l(LRU_ACTIVE_ANON),
+            l(LRU_INACTIVE_FILE),
+            l(LRU_ACTIVE_FILE),
             node.stat.nr_dirty,
             node.stat.nr_writeback,
             node.stat.nr_swapcached,
@@ -187,6 +190,7 @@ impl Sampler {
         for c in world.cpus[0].cpu.iter().take(self.cpus) {
             vals.extend([c.busy_ns, c.runq_wait_ns]);
         }
+        super::memcg::timeseries_values(node, &mut vals);
         let row: Vec<i64> = vals.into_iter().map(|v| v as i64).collect();
         self.series.push(&row);
         self.last_time = Some(now);

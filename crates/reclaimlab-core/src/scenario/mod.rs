@@ -86,6 +86,8 @@ pub struct Scenario {
     pub fs: Option<FsConfig>,
     /// A Xen host (`[xen]`): the machine is dom0 and the guests are domUs.
     pub xen: Option<XenConfig>,
+    /// Memory cgroups (v2) below the root (`[[cgroup]]`), in declaration order.
+    pub cgroups: Vec<CgroupConfig>,
     /// Virtual machines run by this host (`[[guest]]`), each a machine of its own.
     pub guests: Vec<GuestConfig>,
     pub workloads: Vec<Workload>,
@@ -180,7 +182,8 @@ pub use crate::machine::cost::CostModel;
 /// The machine tables (`[host]`, `[sysctl]`, `[swap]`, `[disk]`, `[writeback]`, `[oom]`) are
 /// the machine's own configuration types.
 pub use crate::machine::config::{
-    DiskDevice, HostConfig, OomConfig, SwapDevice, Sysctl, WritebackConfig, DEFAULT_FRAGMENT_STRIDE,
+    CgroupConfig, DiskDevice, HostConfig, OomConfig, SwapDevice, Sysctl, WritebackConfig,
+    DEFAULT_FRAGMENT_STRIDE,
 };
 
 /// `[policy]`: the variant chosen for every switch of the policy registry (`crate::policy`),
@@ -201,6 +204,8 @@ pub struct Workload {
     pub duration_ns: Option<u64>,
     /// -1000..=1000; -1000 is never OOM-killed.
     pub oom_score_adj: i32,
+    /// The memory cgroup its process runs in (`[[cgroup]]` name); `None`: the root.
+    pub cgroup: Option<String>,
     pub anon: Option<AnonSpec>,
     pub file: Option<FileSpec>,
     pub trace: Option<TraceSpec>,

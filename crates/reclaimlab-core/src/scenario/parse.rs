@@ -272,7 +272,22 @@ fn read<S>(cx: &Ctx, f: &Field, key: &Key<S>) -> Res<Val> {
             Val::S(resolve(cx, &v).to_string_lossy().into_owned())
         }
         Ty::UIntList { labels } => Val::L(uint_list(cx, f, labels)?),
+        Ty::MemoryKnob => Val::S(memory_knob(cx, f, key.name)?),
     })
+}
+
+/// A cgroup memory file's value (`Ty::MemoryKnob`): a TOML integer of bytes, or a string the
+/// kernel's `page_counter_memparse` accepts; kept as text.
+fn memory_knob(cx: &Ctx, f: &Field, name: &str) -> Res<String> {
+    let text = match f.value() {
+        Some(Value::Integer(i)) if *i.value() >= 0 => i.value().to_string(),
+        Some(Value::String(s)) => s.value().clone(),
+        _ => return Err(f.type_err(cx, "a byte count or \"max\"")),
+    };
+    match crate::machine::memcontrol::parse_memory_knob(&format!("memory.{name}"), &text) {
+        Ok(_) => Ok(text),
+        Err(e) => Err(f.err(cx, e)),
+    }
 }
 
 /// `[256, 256, 32, 0]`: exactly one non-negative integer per label.

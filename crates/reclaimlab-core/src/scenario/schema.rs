@@ -84,6 +84,10 @@ pub enum Ty {
     UIntList {
         labels: &'static [&'static str],
     },
+    /// A cgroup memory interface value as the kernel's file takes it: `"max"`, or bytes (an
+    /// integer, or a string with an optional K, M, G, T, P or E suffix, `memparse`). Kept as
+    /// written; the machine turns it into pages.
+    MemoryKnob,
 }
 
 /// A rule computing a key's default from the keys before it; `Ok(None)`: leave the default.
@@ -498,6 +502,7 @@ impl fmt::Display for Ty {
             Ty::Text { .. } => f.write_str("string"),
             Ty::Path { .. } => f.write_str("path"),
             Ty::UIntList { labels } => write!(f, "array of {} integers", labels.len()),
+            Ty::MemoryKnob => f.write_str("bytes or \"max\""),
         }
     }
 }
@@ -544,7 +549,9 @@ impl Ty {
                 (true, false, false) => format!("greater than {min} and at most {max}"),
                 (true, false, true) => format!("greater than {min} and below {max}"),
             }),
-            Ty::Bool | Ty::Choice { .. } | Ty::Text { .. } | Ty::Path { .. } => None,
+            Ty::Bool | Ty::Choice { .. } | Ty::Text { .. } | Ty::Path { .. } | Ty::MemoryKnob => {
+                None
+            }
             Ty::UIntList { .. } => Some("0 or more each".into()),
         }
     }
@@ -580,6 +587,7 @@ impl Ty {
             Ty::Text { .. } => "\"hog\"".into(),
             Ty::Path { .. } => "\"file\"".into(),
             Ty::UIntList { labels } => format!("[{}]", vec!["0"; labels.len()].join(", ")),
+            Ty::MemoryKnob => "\"100M\"".into(),
         }
     }
 }

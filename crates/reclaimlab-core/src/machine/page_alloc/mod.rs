@@ -421,6 +421,9 @@ impl Machine {
     /// is the reclaim and exit hot path, and the guest hooks around it are one test each.
     #[inline(always)]
     pub fn free_frame(&mut self, pfn: u32) {
+        if self.memcg.is_some() {
+            self.mem_cgroup_uncharge(pfn);
+        }
         self.guest_free(pfn, 0);
         if self.cfg.host.pcp_lists {
             self.free_unref_page(pfn);

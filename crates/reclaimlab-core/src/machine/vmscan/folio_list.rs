@@ -96,14 +96,24 @@ impl Machine {
         let file = is_file_lru(l);
         let scanned = self.isolate_lru_folios(n, l, sc);
         let taken = self.scratch.len() as u64;
-        self.vm.add(
+        if let Some(st) = self.memcg_scan_stat() {
             if sc.kswapd {
-                VmEvent::PgscanKswapd
+                st.pgscan_kswapd += scanned;
             } else {
-                VmEvent::PgscanDirect
-            },
-            scanned,
-        );
+                st.pgscan_direct += scanned;
+            }
+        }
+        // Limit reclaim counts only the memcg's, and the per-type lines.
+        if !sc.cgroup_reclaim() {
+            self.vm.add(
+                if sc.kswapd {
+                    VmEvent::PgscanKswapd
+                } else {
+                    VmEvent::PgscanDirect
+                },
+                scanned,
+            );
+        }
         self.vm.add(
             if file {
                 VmEvent::PgscanFile
@@ -119,14 +129,23 @@ impl Machine {
         let list = std::mem::take(&mut self.scratch);
         let reclaimed = self.shrink_folio_list(&list, sc, &mut stat);
         self.scratch = list;
-        self.vm.add(
+        if let Some(st) = self.memcg_scan_stat() {
             if sc.kswapd {
-                VmEvent::PgstealKswapd
+                st.pgsteal_kswapd += reclaimed;
             } else {
-                VmEvent::PgstealDirect
-            },
-            reclaimed,
-        );
+                st.pgsteal_direct += reclaimed;
+            }
+        }
+        if !sc.cgroup_reclaim() {
+            self.vm.add(
+                if sc.kswapd {
+                    VmEvent::PgstealKswapd
+                } else {
+                    VmEvent::PgstealDirect
+                },
+                reclaimed,
+            );
+        }
         self.vm.add(
             if file {
                 VmEvent::PgstealFile
@@ -135,7 +154,7 @@ impl Machine {
             },
             reclaimed,
         );
-        self.lruvec.note_cost(file, stat.pageout);
+        self.lru_note_cost(file, stat.pageout);
         let nr = &mut sc.nr;
         nr.dirty += stat.dirty;
         nr.congested += stat.congested;
@@ -231,7 +250,7 @@ impl Machine {
                     stat.activate[if anon { ANON } else { FILE }] += 1;
                     self.lru_add(pfn);
                     // Pages put back on the active list advance the workingset clock.
-                    self.lruvec.nonresident_age += 1;
+                    self.root_lruvec().nonresident_age += 1;
                 }
             }
         }
@@ -239,6 +258,9 @@ impl Machine {
             VmEvent::Pgactivate,
             stat.activate[ANON] + stat.activate[FILE],
         );
+        if let Some(st) = self.memcg_scan_stat() {
+            st.pgactivate += stat.activate[ANON] + stat.activate[FILE];
+        }
         reclaimed
     }
 
@@ -246,7 +268,9 @@ impl Machine {
     fn drop_swap_copy(&mut self, pfn: u32) {
         self.frames.clear(pfn, pg::SWAPCACHE);
         self.frames.set(pfn, pg::DIRTY);
-        self.swap.free(self.frames.owner(pfn));
+        let vp = self.frames.owner(pfn);
+        self.swap.free(vp);
+        self.mem_cgroup_uncharge_swap(vp);
         self.stat.nr_swapcached -= 1;
     }
 
@@ -299,7 +323,13 @@ impl Machine {
             if sc.gfp & gfp::__GFP_IO == 0 {
                 return Outcome::Keep;
             }
-            if !self.swap.alloc(self.frames.owner(pfn)) {
+            let vp = self.frames.owner(pfn);
+            if !self.swap.alloc(vp) {
+                return Outcome::Activate;
+            }
+            // memory.swap.max: a memcg out of swap keeps the page (add_to_swap fails).
+            if self.memcg.is_some() && !self.mem_cgroup_try_charge_swap(pfn, vp) {
+                self.swap.free(vp);
                 return Outcome::Activate;
             }
             self.frames.set(pfn, pg::SWAPCACHE | pg::DIRTY);
@@ -398,7 +428,12 @@ impl Machine {
     /// `shrink_active_list` (core-mm §5.9): deactivate up to `n` pages from the active tail.
     pub fn shrink_active_list(&mut self, n: u64, l: usize, sc: &mut ScanControl) {
         let scanned = self.isolate_lru_folios(n, l, sc);
-        self.vm.add(VmEvent::Pgrefill, scanned);
+        if !sc.cgroup_reclaim() {
+            self.vm.add(VmEvent::Pgrefill, scanned);
+        }
+        if let Some(st) = self.memcg_scan_stat() {
+            st.pgrefill += scanned;
+        }
         let list = std::mem::take(&mut self.scratch);
         let mut nr_deactivate = 0u64;
         for &pfn in &list {
@@ -418,6 +453,9 @@ impl Machine {
         let nr_taken = list.len() as u64;
         self.scratch = list;
         self.vm.add(VmEvent::Pgdeactivate, nr_deactivate);
+        if let Some(st) = self.memcg_scan_stat() {
+            st.pgdeactivate += nr_deactivate;
+        }
         let (ts, nid, prio, file) = (self.now + sc.cost_ns, self.nid, sc.priority, is_file_lru(l));
         self.trace(|| {
             let tp = Tracepoint::LruShrinkActive {

@@ -4,6 +4,7 @@
 //! `folio_list.rs`.
 
 mod folio_list;
+mod memcg;
 mod scan_control;
 mod throttle;
 
@@ -12,7 +13,7 @@ pub use throttle::ThrottleReason;
 
 use super::gfp::{gfp_zone, Gfp};
 use super::lru::{
-    is_active_lru, is_file_lru, ANON, EVICTABLE_LRUS, FILE, LRU_ACTIVE_ANON, LRU_ACTIVE_FILE,
+    self, is_active_lru, is_file_lru, ANON, EVICTABLE_LRUS, FILE, LRU_ACTIVE_ANON, LRU_ACTIVE_FILE,
     LRU_INACTIVE_ANON, LRU_INACTIVE_FILE,
 };
 use super::signal::Signal;
@@ -40,7 +41,11 @@ impl Machine {
                 sc.node_reclaimed0 = sc.nr_reclaimed;
                 self.prepare_scan_count(sc);
             }
-            self.shrink_lruvec(sc);
+            if self.memcg.is_some() {
+                self.shrink_node_memcgs(sc);
+            } else {
+                self.shrink_lruvec(sc);
+            }
             if sc.preempted {
                 return;
             }
@@ -111,19 +116,19 @@ impl Machine {
 
     /// `prepare_scan_count` (core-mm §5.2).
     pub fn prepare_scan_count(&mut self, sc: &mut ScanControl) {
-        sc.anon_cost = self.lruvec.anon_cost;
-        sc.file_cost = self.lruvec.file_cost;
+        // The target's lruvec: the node's without cgroups; with them its subtree's.
+        (sc.anon_cost, sc.file_cost) = self.target_costs(sc);
+        let size = self.target_sizes(sc);
         if !sc.force_deactivate {
-            sc.may_deactivate[ANON] = self.stat.workingset_activate[ANON]
-                != self.lruvec.refaults[ANON]
-                || self.lruvec.inactive_is_low(false);
-            sc.may_deactivate[FILE] = self.stat.workingset_activate[FILE]
-                != self.lruvec.refaults[FILE]
-                || self.lruvec.inactive_is_low(true);
+            let refaulted = self.target_refaults_changed(sc);
+            sc.may_deactivate[ANON] = refaulted[ANON]
+                || lru::inactive_is_low(size[LRU_INACTIVE_ANON], size[LRU_ACTIVE_ANON]);
+            sc.may_deactivate[FILE] = refaulted[FILE]
+                || lru::inactive_is_low(size[LRU_INACTIVE_FILE], size[LRU_ACTIVE_FILE]);
         } else {
             sc.may_deactivate = [true; 2];
         }
-        let inactive_file = self.lruvec.size(LRU_INACTIVE_FILE);
+        let inactive_file = size[LRU_INACTIVE_FILE];
         sc.cache_trim_mode = (inactive_file >> sc.priority) > 0 && !sc.may_deactivate[FILE];
         let total_high: u64 = self
             .zones
@@ -131,11 +136,14 @@ impl Machine {
             .filter(|z| z.is_managed())
             .map(|z| z.high_wmark_pages())
             .sum();
-        let file = inactive_file + self.lruvec.size(LRU_ACTIVE_FILE);
+        let file = inactive_file + size[LRU_ACTIVE_FILE];
         let free = self.total_free_pages();
-        let anon = self.lruvec.size(LRU_INACTIVE_ANON);
-        sc.file_is_tiny =
-            file + free <= total_high && !sc.may_deactivate[ANON] && (anon >> sc.priority) > 0;
+        let anon = size[LRU_INACTIVE_ANON];
+        // file_is_tiny is global reclaim's only.
+        sc.file_is_tiny = !sc.cgroup_reclaim()
+            && file + free <= total_high
+            && !sc.may_deactivate[ANON]
+            && (anon >> sc.priority) > 0;
     }
 
     /// `get_scan_count` (core-mm §5.3): pages to scan per evictable list, in
@@ -151,7 +159,7 @@ impl Machine {
         let swappiness = self.cfg.sysctl.swappiness;
         let mut ap = 0u64;
         let mut fp = 0u64;
-        let balance = if !sc.may_swap || !self.swap.has_free() {
+        let balance = if !sc.may_swap || !self.swap.has_free() || self.memcg_swap_exhausted() {
             Balance::File
         } else if sc.priority == 0 && swappiness != 0 {
             Balance::Equal
@@ -171,7 +179,7 @@ impl Machine {
         let mut nr = [0u64; 4];
         for (i, &l) in EVICTABLE_LRUS.iter().enumerate() {
             let size = self.lruvec.size_upto(l, sc.reclaim_idx);
-            let mut scan = size >> sc.priority;
+            let mut scan = self.protected_scan(size, sc);
             let file = is_file_lru(l);
             scan = match balance {
                 Balance::Equal => scan,
@@ -245,7 +253,8 @@ impl Machine {
             None => {
                 let targets = self.get_scan_count(sc);
                 // Direct reclaim at DEF_PRIORITY scans its whole targets (proportional).
-                let proportional = !sc.kswapd && sc.priority == DEF_PRIORITY;
+                let proportional =
+                    !sc.kswapd && !sc.cgroup_reclaim() && sc.priority == DEF_PRIORITY;
                 (targets, targets, 0, proportional)
             }
         };
@@ -382,7 +391,7 @@ impl Machine {
         // A resumed pass re-enters the priority loop where it stopped.
         let mut resumed = sc.cursor.is_some();
         loop {
-            if !resumed {
+            if !resumed && !sc.cgroup_reclaim() {
                 self.vm.add(VmEvent::allocstall(sc.reclaim_idx), 1);
             }
             loop {
@@ -405,7 +414,7 @@ impl Machine {
                     break;
                 }
             }
-            self.snapshot_refaults();
+            self.snapshot_target_refaults(sc);
             if sc.nr_reclaimed > 0 {
                 return Some(sc.nr_reclaimed);
             }
@@ -418,13 +427,21 @@ impl Machine {
                 sc.skipped_deactivate = false;
                 continue;
             }
+            // Memcgs were spared for their memory.low: try again reclaiming them too.
+            if sc.memcg_low_skipped && !sc.memcg_low_reclaim {
+                sc.priority = DEF_PRIORITY;
+                sc.force_deactivate = false;
+                sc.memcg_low_reclaim = true;
+                sc.memcg_low_skipped = false;
+                continue;
+            }
             return Some(0);
         }
     }
 
     /// `shrink_zones`: one node, so one `shrink_node` per priority pass.
     fn shrink_zones(&mut self, sc: &mut ScanControl) {
-        if sc.cursor.is_none() && sc.order > PAGE_ALLOC_COSTLY_ORDER {
+        if sc.cursor.is_none() && sc.order > PAGE_ALLOC_COSTLY_ORDER && !sc.cgroup_reclaim() {
             let ready = self.zonelist(sc.reclaim_idx).any(|z| {
                 let zone = &self.zones[z];
                 zone.free_pages()
@@ -443,13 +460,19 @@ impl Machine {
         }
         // consider_reclaim_throttle: direct reclaim that has reached priority 1 without
         // reclaiming anything waits a jiffy for writeback (kswapd throttles on WRITEBACK).
-        if !sc.kswapd && sc.priority == 1 && sc.nr_reclaimed == 0 {
+        if !sc.kswapd && sc.priority == 1 && sc.nr_reclaimed == 0 && !sc.cgroup_reclaim() {
             self.throttle_in_pass(ThrottleReason::Noprogress, sc);
         }
     }
 
     /// kswapd's `kswapd_age_node`: keep the inactive anon list from running low.
     pub fn kswapd_age_node(&mut self, sc: &mut ScanControl) {
+        if self.memcg.is_some() {
+            if self.swap.total > 0 {
+                self.age_active_anon_memcgs(sc);
+            }
+            return;
+        }
         if self.swap.total > 0 && self.lruvec.inactive_is_low(false) {
             self.shrink_active_list(SWAP_CLUSTER_MAX, LRU_ACTIVE_ANON, sc);
         }
@@ -457,7 +480,7 @@ impl Machine {
 
     /// Count of pages on the evictable lists (for reports).
     pub fn lru_pages(&self) -> u64 {
-        EVICTABLE_LRUS.iter().map(|&l| self.lruvec.size(l)).sum()
+        EVICTABLE_LRUS.iter().map(|&l| self.node_lru_size(l)).sum()
     }
 }
 

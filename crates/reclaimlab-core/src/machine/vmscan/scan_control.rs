@@ -84,6 +84,15 @@ pub struct ScanControl {
     pub plugged: bool,
     /// `sc.nr_reclaimed` when the current `shrink_node` pass began.
     pub node_reclaimed0: u64,
+    /// `sc->target_mem_cgroup`: the memcg whose subtree this reclaim shrinks (0, the root:
+    /// global reclaim; another: limit reclaim, `cgroup_reclaim(sc)`).
+    pub target_memcg: u16,
+    /// The memcg of the pass's walk whose `shrink_lruvec` yielded (resume there).
+    pub memcg_pos: Option<u16>,
+    /// `sc->memcg_low_reclaim`: the retry that reclaims memcgs below `memory.low`.
+    pub memcg_low_reclaim: bool,
+    /// `sc->memcg_low_skipped`: a memcg was spared for its `memory.low`.
+    pub memcg_low_skipped: bool,
 }
 
 impl ScanControl {
@@ -116,6 +125,18 @@ impl ScanControl {
             cursor: None,
             plugged: false,
             node_reclaimed0: 0,
+            target_memcg: 0,
+            memcg_pos: None,
+            memcg_low_reclaim: false,
+            memcg_low_skipped: false,
         }
+    }
+}
+
+impl ScanControl {
+    /// `cgroup_reclaim(sc)`: limit reclaim of a memcg below the root.
+    #[inline]
+    pub fn cgroup_reclaim(&self) -> bool {
+        self.target_memcg != 0
     }
 }

@@ -10,6 +10,7 @@
 //! To add a table: declare its section (in `machine.rs` if it describes a machine) and list it
 //! as a child of its parent: `Embedded` (always there), `Optional` or `Array`.
 
+mod cgroup;
 mod fs;
 mod guest;
 mod machine;
@@ -18,6 +19,8 @@ mod workload;
 mod xen;
 
 // Every section, for a later table kind (`[[guest]]`) to embed and for the tests.
+#[allow(unused_imports)]
+pub use cgroup::{CGROUP, CGROUP_MEMORY, CGROUP_OOM, CGROUP_SWAP};
 #[allow(unused_imports)]
 pub use fs::FS;
 #[allow(unused_imports)]
@@ -92,6 +95,7 @@ section! {
         policy: PolicyConfig::default();
         fs: None;
         xen: None;
+        cgroups: Vec::new();
         guests: Vec::new();
         workloads: Vec::new();
     }
@@ -117,6 +121,18 @@ section! {
             section: &xen::XEN,
             get: |s| s.xen.as_ref(),
             put: |s, c| s.xen = Some(c),
+        },
+        Array::<Scenario, crate::machine::config::CgroupConfig> {
+            section: &CGROUP,
+            get: |s| &s.cgroups,
+            get_mut: |s| &mut s.cgroups,
+            missing: ("", ""),
+            optional_if: |_| true,
+            unique: Some(Unique {
+                key: "name",
+                value: |c| c.name.as_str(),
+                help: "every cgroup needs its own name (workloads join it by name, and it names its output directory)",
+            }),
         },
         // Before the workloads: a scenario whose guests do the work needs no host workload.
         Array::<Scenario, super::GuestConfig> {
@@ -147,7 +163,13 @@ section! {
             }),
         },
     ],
-    rules: [CAPACITY, FS_WORKLOADS, guest::HOST_HINTING, xen::XEN_HOST],
+    rules: [
+        CAPACITY,
+        FS_WORKLOADS,
+        guest::HOST_HINTING,
+        xen::XEN_HOST,
+        cgroup::CGROUP_TREE,
+    ],
     derived: None,
 }
 

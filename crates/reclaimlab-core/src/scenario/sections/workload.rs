@@ -46,6 +46,12 @@ section! {
             Ty::Int { min: -1000, max: 1000 },
             "OOM killer bias; -1000 is never killed",
         );
+        cgroup: None => Key::new(
+            "cgroup",
+            Ty::Text { what: "cgroup name" },
+            "the memory cgroup (a [[cgroup]] name) its process runs in and charges its memory to",
+        )
+        .unset("the root cgroup");
         anon: None;
         file: None;
         trace: None;

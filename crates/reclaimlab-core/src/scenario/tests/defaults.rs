@@ -7,6 +7,8 @@
 const KVM: &str = r#"
 name = "defaults"
 [fs]
+[[cgroup]]
+name = "pod"
 [[workload]]
 name = "every-kind"
 duration = "1s"

@@ -1,5 +1,6 @@
 //! Tests of the scenario schema, the parser and the printer.
 
+mod cgroup;
 mod defaults;
 mod parse;
 mod schema;

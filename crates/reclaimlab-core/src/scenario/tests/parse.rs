@@ -28,6 +28,7 @@ fn minimal_takes_every_default() {
         start_ns: 0,
         duration_ns: None,
         oom_score_adj: 0,
+        cgroup: None,
         anon: Some(AnonSpec {
             size_bytes: GIB,
             ..AnonSpec::default()

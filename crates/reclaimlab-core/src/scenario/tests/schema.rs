@@ -59,6 +59,7 @@ pub(super) fn other_value(ty: &Ty, cur: &Option<Val>) -> Val {
         Ty::Choice { names, .. } => names.iter().map(|n| Val::S(n.to_string())).collect(),
         Ty::Text { .. } | Ty::Path { .. } => vec![Val::S("a".into()), Val::S("b".into())],
         Ty::UIntList { labels } => vec![Val::L((1..=labels.len() as u64).collect())],
+        Ty::MemoryKnob => vec![Val::S("max".into()), Val::S("1M".into())],
     };
     candidates
         .into_iter()
@@ -147,6 +148,7 @@ fn every_field_is_reachable_from_exactly_one_key() {
         ("policy", "policy"),
         ("fs", "fs"),
         ("xen", "xen"),
+        ("cgroups", "cgroup"),
         ("guests", "guest"),
         ("workloads", "workload"),
     ];
@@ -243,7 +245,7 @@ fn check_type<S>(key: &Key<S>, v: &Val) {
             | (Ty::Float { .. }, Val::F(_))
             | (Ty::Bool, Val::B(_))
             | (
-                Ty::Choice { .. } | Ty::Text { .. } | Ty::Path { .. },
+                Ty::Choice { .. } | Ty::Text { .. } | Ty::Path { .. } | Ty::MemoryKnob,
                 Val::S(_)
             )
             | (Ty::UIntList { .. }, Val::L(_))

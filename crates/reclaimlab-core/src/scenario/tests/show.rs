@@ -34,6 +34,7 @@ fn workload(name: &str) -> Workload {
         start_ns: 0,
         duration_ns: None,
         oom_score_adj: 0,
+        cgroup: None,
         anon: Some(AnonSpec {
             size_bytes: GIB,
             ..AnonSpec::default()
