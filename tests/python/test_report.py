@@ -37,8 +37,9 @@ def test_report_renders_every_chart_in_chromium(sweep_dir, tmp_path):
     assert r.returncode == 0, r.stderr
     n = int(re.search(r"\((\d+) charts\)", r.stdout).group(1))
     text = html_path.read_text()
-    # 10 counters' bars + 2 axes x 4 lines + 4 heatmaps + 3 time-series charts per point.
-    assert n == 10 + 8 + 4 + 4 * 3, r.stdout
+    # 10 counters' bars and the workload thread's accesses + 2 axes x 4 lines + 4 heatmaps + 3
+    # time-series charts per point (no pressure or cgroup in these runs).
+    assert n == 10 + 1 + 8 + 4 + 4 * 3, r.stdout
     assert text.count('class="chart"') == n
     # Self-contained: no script, style or image is fetched from anywhere.
     # All but the inlined bundle (which cannot hold "</script": the report escapes it).

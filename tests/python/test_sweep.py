@@ -427,3 +427,24 @@ def test_a_sweep_runs_with_relative_sample_paths_from_another_directory(tmp_path
     for e in entries(tmp_path / "out" / ".store"):
         summary = json.loads((e / "summary.json").read_text())
         assert f'wakeup_latency_samples = "{scn.resolve() / "w.json"}"' in summary["scenario"]
+
+
+def test_a_rows_extra_columns_are_throughput_pressure_and_each_cgroup():
+    from reclaimlab.sweep.execution import extra_columns
+
+    summary = {
+        "threads": [{"thread": "app/anon", "accesses": 1234}, {"thread": "db.1/stat0",
+                                                               "accesses": 5}],
+        "pressure": {"memory": {"some": {"total_us": 900}, "full": {"total_us": 400}}},
+        "cgroups": {"pod.a": {"memory.peak": 4096, "memory.events": {"high": 3, "max": 0},
+                              "memory.stat": {"workingset_refault_anon": 10,
+                                              "workingset_refault_file": 2}}},
+    }
+    assert extra_columns(summary) == {
+        "accesses_app_anon": 1234, "accesses_db_1_stat0": 5,
+        "psi_some_total_us": 900, "psi_full_total_us": 400,
+        "cg_pod_a_peak": 4096, "cg_pod_a_events_high": 3, "cg_pod_a_events_max": 0,
+        "cg_pod_a_refaults": 12}
+    # A run without pressure or cgroups has only its threads' accesses.
+    assert extra_columns({"threads": [{"thread": "w/anon", "accesses": 1}]}) == {
+        "accesses_w_anon": 1}

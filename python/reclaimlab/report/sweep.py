@@ -38,6 +38,10 @@ def sweep_page(directory: str | os.PathLike) -> Page:
     ok["point"] = ok[axes].astype(str).agg(", ".join, axis=1) if axes else "base scenario"
     order = list(dict.fromkeys(ok["point"]))
     metrics = [m for m in METRICS if m in ok.columns and ok[m].notna().any()]
+    # Then what a run has beside the headline (sweep/execution.extra_columns): the workloads'
+    # throughput, memory pressure and each cgroup's figures.
+    metrics += [m for m in ok.columns if m.startswith(("accesses_", "psi_", "cg_"))
+                and ok[m].notna().any()]
 
     page.h(2, "Headline counters per point")
     means = ok.groupby("point", sort=False)[metrics].mean().reindex(order)
@@ -54,9 +58,13 @@ def sweep_page(directory: str | os.PathLike) -> Page:
         renamed = ok.rename(columns=safe)
         page.h(2, "Along the axes")
         page.row_start()
+        # The first four headline counters, and the pressure and cgroup refaults when the runs
+        # have them (what a memory.high sweep is about).
+        along = metrics[:4] + [m for m in metrics if m.startswith("psi_")
+                               or (m.startswith("cg_") and m.endswith("_refaults"))]
         for axis in axes:
             x, others = safe[axis], [safe[a] for a in axes if a != axis]
-            for m in metrics[:4]:
+            for m in along:
                 g = renamed.groupby(list(safe.values()), sort=False)[m].mean().reset_index()
                 g[x] = g[x].astype(str)
                 g["other"] = g[others].astype(str).agg(", ".join, axis=1) if others else "all"

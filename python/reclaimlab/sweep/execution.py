@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -53,8 +54,39 @@ def _row(job: Job, status: str, summary: Mapping[str, Any] | None, meta: Mapping
         for k, v in head.items():
             if k not in _RESERVED and k not in job.point:
                 row[str(k)] = v
+    if summary:
+        row.update(extra_columns(summary))
     row["error"] = error
     return row
+
+
+def _column(name: str) -> str:
+    """A name as part of a column's: letters, digits and underscores (charts read dots in a
+    column's name as nested fields)."""
+    return re.sub(r"[^A-Za-z0-9_]", "_", name)
+
+
+def extra_columns(summary: Mapping[str, Any]) -> dict[str, Any]:
+    """What a sweep row has beside the headline: each thread's accesses (a time-bound
+    workload's throughput), the system's memory stall totals (PSI) and each memory cgroup's
+    peak, memory.events high and max, and refaults, when the run has them."""
+    out: dict[str, Any] = {}
+    for t in summary.get("threads") or []:
+        if isinstance(t, Mapping) and "accesses" in t:
+            out[f"accesses_{_column(str(t['thread']))}"] = t["accesses"]
+    pressure = (summary.get("pressure") or {}).get("memory") or {}
+    for kind in ("some", "full"):
+        if isinstance(pressure.get(kind), Mapping) and "total_us" in pressure[kind]:
+            out[f"psi_{kind}_total_us"] = pressure[kind]["total_us"]
+    for name, cg in (summary.get("cgroups") or {}).items():
+        c = f"cg_{_column(str(name))}"
+        out[f"{c}_peak"] = cg.get("memory.peak")
+        for e in ("high", "max"):
+            out[f"{c}_events_{e}"] = (cg.get("memory.events") or {}).get(e)
+        stat = cg.get("memory.stat") or {}
+        out[f"{c}_refaults"] = (stat.get("workingset_refault_anon", 0)
+                                + stat.get("workingset_refault_file", 0))
+    return out
 
 
 def write_summary(out: Path, rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> None:
