@@ -139,6 +139,14 @@ class Situation:
     policies: list[str]
 
 
+def begin(name: str, title: str, seed: int, root: Path,
+          intro: str) -> tuple[list[str], list[Check], dict[str, Any]]:
+    """A reproduction's report so far (its title, seed, where the runs are and ``intro``), its
+    checks (none yet) and the HTML report's manifest, before the first situation."""
+    report = [f"# {title}", "", f"Seed {seed}. Runs in `{root}`.", "", intro, ""]
+    return report, [], {"experiment": name, "title": title, "seed": seed, "situations": []}
+
+
 def open_situation(root: Path, sit: Any, store: Any, seed: int,
                    on_run: Callable[[Any, str, Any], None] | None):
     """Start a situation: its directory under ``root``, and ``ensure(label, scenario)``, which

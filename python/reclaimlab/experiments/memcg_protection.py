@@ -37,7 +37,8 @@ from typing import Any
 
 from ..store import Store
 from ..tables import markdown_table
-from .checks import Check, Situation, band_check, close_situation, finish, open_situation
+from .checks import (Check, Situation, band_check, begin, close_situation, finish,
+                     open_situation)
 
 NAME = "memcg-protection"
 TITLE = ("Memory cgroup protection: the kernel selftest's memory.min and memory.low hierarchy "
@@ -161,14 +162,12 @@ def reproduce(situations, root: Path, seed: int, *, store: Store, trace: bool = 
     """Run ``situations`` with ``seed`` into ``store`` (runs linked under ``root``); write
     report.md, report.json and the HTML report's manifest."""
     t0 = time.perf_counter()
-    report = [f"# {TITLE}", "", f"Seed {seed}. Runs in `{root}`.", "",
-              "The selftest's hierarchy (A at 200M with no swap; B protected 50M; its children "
-              "C, D, E, F protected 75M, 25M, 0 and 500M, the first three with 50M of page "
-              "cache; G beside B) under memory.min and under memory.low. Every figure is the "
-              "selftest's expectation, with its tolerance; nothing was fitted.", ""]
-    checks: list[Check] = []
-    manifest: dict[str, Any] = {"experiment": NAME, "title": TITLE, "seed": seed,
-                                "situations": []}
+    report, checks, manifest = begin(
+        NAME, TITLE, seed, root,
+        "The selftest's hierarchy (A at 200M with no swap; B protected 50M; its children C, D, "
+        "E, F protected 75M, 25M, 0 and 500M, the first three with 50M of page cache; G beside "
+        "B) under memory.min and under memory.low. Every figure is the selftest's expectation, "
+        "with its tolerance; nothing was fitted.")
     for sit in situations:
         report += [f"## {sit.title}", ""]
         ensure, keys = open_situation(root, sit, store, seed, on_run)
