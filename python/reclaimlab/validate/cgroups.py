@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from .procfs import parse_pairs
+from .rows import EVENT_FLOOR, PSI_FLOOR_US, Row, make_row
 
 PSI_ROWS = ("psi some total (us)", "psi full total (us)")
 # memory.events keys (6.1's order) and the memory.stat keys the model keeps and a boot scores.
@@ -144,3 +145,33 @@ def is_bytes(row: str) -> bool:
     """Whether a cgroup row is an amount in bytes (scored at the page floor in bytes)."""
     return row.endswith("memory.peak") or any(row.endswith(f"memory.stat {k}")
                                               for k in STAT_BYTES)
+
+
+def rows(paths: list[str], kept: dict[str, Any], sims: list[dict[str, Any]],
+         floor: float) -> list[Row]:
+    """The stall-time rows of boots that read /proc/pressure/memory, and the rows of the
+    cgroups at ``paths``, where the boots and the model both have them: bytes at the page
+    floor in bytes, events at the event floor, stall time at PSI_FLOOR_US, page counts at the
+    page floor."""
+    if not kept["reps"]:
+        return []
+    per_boot = [real_psi(rep) for rep in kept["reps"]]
+    reals: list[dict[str, float]] = [p or {} for p in per_boot]
+    if any(p is None for p in per_boot):
+        reals = [{} for _ in kept["reps"]]
+    for path in paths:
+        for r, rep in zip(reals, kept["reps"]):
+            r.update(real_cgroup(rep, path))
+    out = []
+    names = [n for n in reals[0] if all(n in r for r in reals) and all(n in s for s in sims)]
+    for n in names:
+        if n.endswith("total (us)"):
+            row_floor = PSI_FLOOR_US
+        elif is_bytes(n):
+            row_floor = 4096 * floor
+        elif " memory.events " in n:
+            row_floor = EVENT_FLOOR
+        else:
+            row_floor = floor
+        out.append(make_row(n, [r[n] for r in reals], [s[n] for s in sims], row_floor))
+    return out
