@@ -132,21 +132,12 @@ class Page:
                 old.unlink()
         jobs = [(spec, fig_dir / f"{slug}.svg", fig_dir / f"{slug}.png")
                 for slug, spec in self.charts]
-        # One at a time: vl-convert draws on one engine; two threads were tried (16 charts,
-        # a throwaway timing, BENCHMARKS.md "Issue 32, third session") and gained nothing.
-        for job in jobs:
-            _draw_figure(job)
+        # Imported here: the module also runs as the drawing helper (python -m), which must
+        # not find it imported by the package already.
+        from .figures import draw_all
+
+        draw_all(jobs)
         return [f for _, svg, png in jobs for f in (svg, png)]
-
-
-def _draw_figure(job: tuple[dict[str, Any], Path, Path]) -> None:
-    """One chart as SVG, and as PNG rasterised from that SVG (Vega runs once, not twice)."""
-    import vl_convert as vlc
-
-    spec, svg, png = job
-    text = vlc.vegalite_to_svg(spec)
-    write_text_atomic(svg, text)
-    png.write_bytes(vlc.svg_to_png(text, scale=2))
 
 
 @functools.cache

@@ -51,7 +51,7 @@ def reproduction_page(manifests: Sequence[tuple[Path, Mapping[str, Any]]]) -> Pa
                 if rows:
                     page.chart(f"{sit['key']} thread vs ours", alt.Chart(pd.DataFrame(rows)).mark_bar().encode(
                         y=alt.Y("row:N", title=None, sort=list(sit["thread"])),
-                        yOffset="who:N",
+                        yOffset=alt.YOffset("who:N"),
                         x=alt.X("change:Q", title=f"change of {labels[1]} from {labels[0]} (%)"),
                         color=alt.Color("who:N", title=None),
                     ).properties(title="the thread's published change beside ours", width=CHART_WIDTH * 1.4))
