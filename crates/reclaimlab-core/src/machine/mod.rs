@@ -263,6 +263,9 @@ pub struct Machine {
     /// Draws kswapd's wake-up latencies from `[cost] wakeup_latency_samples` (untouched
     /// without samples).
     pub wakeup_rng: crate::engine::Rng,
+    /// Pressure stall information: the system group (and, later, one per cgroup) on the
+    /// machine's CPUs. It only observes: nothing in the model reads it back.
+    pub psi: psi::Psi,
 }
 
 impl Machine {
@@ -420,6 +423,7 @@ impl Machine {
             slab: Default::default(),
             fs: None,
             wakeup_rng: crate::engine::Rng::for_actor(p.seed, "kswapd-wakeup"),
+            psi: psi::Psi::new(cpus as usize, HZ, 0),
         };
         m.boot_kernel_pages(kernel_used)?;
         if m.cfg.host.vmstat_drift {
