@@ -16,7 +16,10 @@ import pytest
 
 import reclaimlab
 from conftest import read_tree, tiny_dict, tiny_text
-from reclaimlab.results import RESULT_FILES
+from reclaimlab.results import PRESSURE_FILE, RESULT_FILES
+
+# A real run's directory: the result files and /proc/pressure/memory's directory.
+RUN_ENTRIES = sorted([*RESULT_FILES, PRESSURE_FILE.split("/")[0]])
 
 BAD_SCENARIO = """\
 name = "bad"
@@ -86,7 +89,7 @@ def test_run_cli_deterministic(cli, tmp_path, tiny_scenario):
         r = cli("run", str(tiny_scenario), "--seed", seed, "--out", f"out-{label}", cwd=tmp_path)
         assert r.returncode == 0, r.stderr
         d = tmp_path / f"out-{label}"
-        assert sorted(os.listdir(d)) == sorted(RESULT_FILES)
+        assert sorted(os.listdir(d)) == RUN_ENTRIES
         outs[label] = read_tree(d)
     assert outs["a"] == outs["b"]  # all five files byte-identical
     assert any(outs["a"][n] != outs["c"][n] for n in RESULT_FILES)
@@ -122,7 +125,7 @@ def test_run_dict_api(tmp_path):
     assert all(r.vmstat[k] == v for k, v in r.counters.items())
     assert r.summary["name"] == "tiny-dict"
     assert r.summary["scenario"].startswith("# reclaimlab scenario")
-    assert sorted(os.listdir(tmp_path / "o")) == sorted(RESULT_FILES)
+    assert sorted(os.listdir(tmp_path / "o")) == RUN_ENTRIES
     pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "o" / "timeseries.parquet"), r.timeseries)
 
 

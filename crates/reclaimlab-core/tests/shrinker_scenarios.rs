@@ -148,9 +148,9 @@ fn without_a_filesystem_nothing_is_added() {
     for k in ["shrinkers", "slab", "fs", "latency", "simoops", "fsmark"] {
         assert!(s.get(k).is_none(), "{k}");
     }
-    // Only meminfo, which every run writes: no slab, nothing in Slab.
+    // Only meminfo and pressure/memory, which every run writes: no slab, nothing in Slab.
     let names: Vec<&str> = out.extra_files.iter().map(|(n, _)| n.as_str()).collect();
-    assert_eq!(names, ["meminfo"]);
+    assert_eq!(names, ["meminfo", "pressure/memory"]);
     assert!(file(&out, "meminfo").contains("\nSlab:                  0 kB\n"));
     assert_eq!(counter(&out, "slabs_scanned"), 0);
 }

@@ -1,7 +1,8 @@
 """Result directories: naming, writing, reading, freshness and listing, one module each.
 
 A result directory holds exactly :data:`RESULT_FILES`, plus ``trace`` when the run recorded one,
-and :data:`SLAB_FILES` when the machine had slab shrinkers.
+:data:`SLAB_FILES` when the machine had slab shrinkers, and :data:`PRESSURE_FILE` (every run
+since pressure stall information was modelled).
 
 *Writing* is all-or-nothing: the directory is assembled in a hidden temporary directory beside
 the target and renamed into place only once every file is written, so an interrupted run never
@@ -31,6 +32,7 @@ from .freshness import fresh_summary, is_up_to_date, run_key, summary_matches
 from .listing import list_results
 from .naming import (
     INTERNAL_ERROR_LOG,
+    PRESSURE_FILE,
     REQUIRED_FILES,
     RESULT_FILES,
     SLAB_FILES,
@@ -77,8 +79,8 @@ from .write import (
 )
 
 __all__ = [
-    "INTERNAL_ERROR_LOG", "PARQUET_OPTIONS", "REQUIRED_FILES", "RESULT_FILES", "SERIES_CHUNK_ROWS",
-    "SLAB_FILES", "TRACE_FILE", "OutputError", "OutputLocked", "Run", "RunDirError", "Series",
+    "INTERNAL_ERROR_LOG", "PARQUET_OPTIONS", "PRESSURE_FILE", "REQUIRED_FILES", "RESULT_FILES",
+    "SERIES_CHUNK_ROWS", "SLAB_FILES", "TRACE_FILE", "OutputError", "OutputLocked", "Run", "RunDirError", "Series",
     "TraceCounts", "atomic_directory", "csv_bytes", "fresh_summary", "glob_escape",
     "is_complete", "is_up_to_date", "list_results", "load_run", "output_lock", "parquet_bytes",
     "parse_trace", "parse_vmstat", "read_summary", "replaceable", "result_dir_name",

@@ -18,6 +18,11 @@ SLAB_FILES = ("slabinfo", "shrinker_debugfs")
 #: The optional file a run recorded with ``trace=...`` adds.
 TRACE_FILE = "trace"
 
+#: ``/proc/pressure/memory`` at the end of the run, in a directory of its own as in ``/proc``.
+#: Every run writes it; results written before pressure stall information was modelled lack
+#: it, so it is not one of :data:`RESULT_FILES`.
+PRESSURE_FILE = "pressure/memory"
+
 #: What :func:`load_run` needs to report on a result (the others are for people and pandas).
 REQUIRED_FILES = ("vmstat", "summary.json")
 

@@ -8,6 +8,7 @@ use std::any::Any;
 use crate::machine::compaction::{
     CompactStats, COMPACT_MAX_DEFER_SHIFT, HPAGE_FRAG_CHECK_INTERVAL_NS,
 };
+use crate::machine::psi::{PsiTask, PSI_SYSTEM};
 use crate::machine::vmstat::VmEvent;
 use crate::machine::Signal;
 use crate::world::{Actor, StepCx, Wake};
@@ -28,6 +29,9 @@ pub struct Kcompactd {
     /// When the proactive check is next due: the end of kcompactd's timed wait, restarted
     /// after each wake (`wait_event_freezable_timeout` in the kernel's loop).
     check_at: u64,
+    /// kcompactd as PSI counts it (system group, CPU 0): a wake's compaction
+    /// (`kcompactd_do_work`) is a memory stall, a proactive run is not.
+    psi: PsiTask,
 }
 
 impl Kcompactd {
@@ -36,6 +40,7 @@ impl Kcompactd {
         Kcompactd {
             policy,
             check_at: now + HPAGE_FRAG_CHECK_INTERVAL_NS,
+            psi: PsiTask::new(PSI_SYSTEM, 0),
         }
     }
 
@@ -55,12 +60,17 @@ impl Actor for Kcompactd {
         let now = cx.now();
         let m = cx.machine();
         let proactive = self.policy.proactive() && m.cfg.sysctl.compaction_proactiveness != 0;
+        m.psi.run(&mut self.psi, now);
+        let mut end = now;
         if let Some((order, hz)) = m.kcompactd_wake.take() {
             m.vm.add(VmEvent::CompactDaemonWake, 1);
             let mut st = CompactStats::default();
             m.compact_zones(order, hz, &mut st);
             m.account_compaction(&st, true);
             let cost = m.compaction_cost(&st);
+            end = now + cost;
+            m.psi.memstall_enter(&mut self.psi, now);
+            m.psi.memstall_leave(&mut self.psi, end);
             cx.charge_cpu(cost);
             // A wake restarts the timed wait.
             self.check_at = now + cost + HPAGE_FRAG_CHECK_INTERVAL_NS;
@@ -79,10 +89,13 @@ impl Actor for Kcompactd {
                 if m.fragmentation_score_node() >= before {
                     timeout <<= COMPACT_MAX_DEFER_SHIFT;
                 }
+                end = now + cost;
                 cx.charge_cpu(cost);
             }
             self.check_at = now + cost + timeout;
         }
+        let m = cx.machine();
+        m.psi.sleep(&mut self.psi, false, end);
         if proactive {
             Wake::At(self.check_at)
         } else {

@@ -9,6 +9,7 @@ use std::any::Any;
 
 use crate::actors::kcompactd::KcompactdPolicy;
 use crate::machine::gfp::GFP_KERNEL;
+use crate::machine::psi::{PsiTask, PSI_SYSTEM};
 use crate::machine::tracepoint::Tracepoint;
 use crate::machine::vmscan::{
     ScanControl, ThrottleReason, DEF_PRIORITY, MAX_RECLAIM_RETRIES, RECLAIM_QUANTUM_NS,
@@ -124,6 +125,9 @@ pub struct Kswapd {
     cost_ns: u64,
     /// When the current (or last) 100 ms nap runs out.
     nap_end: u64,
+    /// kswapd as PSI counts it: a kernel thread of the root cgroup (the system group only),
+    /// on its node's CPU 0, in a memory stall for the whole of each `balance_pgdat` run.
+    psi: PsiTask,
 }
 
 impl Kswapd {
@@ -143,6 +147,28 @@ impl Kswapd {
             sleep_events: 0,
             cost_ns: 0,
             nap_end: 0,
+            psi: PsiTask::new(PSI_SYSTEM, 0),
+        }
+    }
+
+    fn balancing(&self) -> bool {
+        matches!(self.state, State::Balancing(_))
+    }
+
+    /// PSI after a step (or a wake-up) that began at `now` and ended at `end`, in one change:
+    /// the nap and the full sleep are sleeps from `end`, which end the stall of the
+    /// `balance_pgdat` run before them (the run's `out:` and the step into
+    /// `kswapd_try_to_sleep`, one `balance_iteration` apart, count in the stall); otherwise
+    /// kswapd runs from `now`, stalled from the start of a run to that sleep. Between the
+    /// steps of a run it stays running: the gaps are the iterations' own time or a throttle
+    /// inside the run, which counts as running as a direct reclaimer's does. No other change
+    /// of kswapd's comes within a step, so reporting its start at the end is exact.
+    fn psi_update(&mut self, node: &mut Machine, now: u64, end: u64) {
+        if matches!(self.state, State::Napping { .. } | State::Asleep { .. }) {
+            node.psi.set(&mut self.psi, false, false, false, end);
+        } else {
+            let stalled = self.psi.in_memstall() || self.balancing();
+            node.psi.set(&mut self.psi, true, false, stalled, now);
         }
     }
 
@@ -557,7 +583,11 @@ impl Actor for Kswapd {
 
     fn step(&mut self, cx: &mut StepCx) -> Wake {
         self.cost_ns = 0;
-        let next = Kswapd::step(self, cx.machine());
+        let now = cx.now();
+        let node = cx.machine();
+        let next = Kswapd::step(self, node);
+        let end = now + self.cost_ns;
+        self.psi_update(node, now, end);
         cx.charge_cpu(self.cost_ns);
         next.into()
     }
@@ -568,7 +598,14 @@ impl Actor for Kswapd {
 
     /// What kswapd does on being woken happens in its own context (its kswapd_wake event).
     fn on_signal(&mut self, _signal: Signal, cx: &mut StepCx) -> Option<Wake> {
-        Some(self.wake(cx.machine()).into())
+        let now = cx.now();
+        let node = cx.machine();
+        let next = self.wake(node);
+        // Woken with no latency, it is already in `balance_pgdat`.
+        if self.balancing() {
+            self.psi_update(node, now, now);
+        }
+        Some(next.into())
     }
 
     fn as_any(&self) -> &dyn Any {

@@ -62,6 +62,8 @@ pub(crate) fn workload_threads(
             seed,
             start_ns,
             deadline_ns: deadline,
+            // Without cgroups every task counts in the system group.
+            psi_group: crate::machine::psi::PSI_SYSTEM,
         };
         let region = |m: &mut Machine, pages: u64, anon: bool| {
             m.add_region(task, pages, anon)

@@ -129,6 +129,7 @@ impl Machine {
         self.ra_window = window;
         self.vm.add(VmEvent::Pgpgin, 4 * n);
         let done = self.disk.submit_read(self.now + t.cost_ns, n);
+        self.thrashing_wait(pfn, t);
         self.mark_accessed(pfn);
         Access::Block(done)
     }

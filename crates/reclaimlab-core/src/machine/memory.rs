@@ -78,6 +78,21 @@ pub struct TaskCtx {
     /// A read miss whose read-ahead window was still being allocated when the task yielded
     /// (`filemap::file_access`): the next attempt at the same page goes on filling it.
     pub readahead: Option<PendingReadahead>,
+    /// The task as pressure stall information counts it (`machine/psi.rs`): its group, its
+    /// CPU and its states. Memory stalls the machine sees it enter (direct reclaim and
+    /// compaction) are reported there at the task's clock.
+    pub psi: super::psi::PsiTask,
+    /// Its actor reports the task's runs and sleeps to PSI, so a stall may last past the
+    /// call that began it: a wait for the read of a thrashing page (`psi_thrash`) does.
+    pub psi_tracked: bool,
+    /// The task waits for the read of a page that was in the working set when it was evicted
+    /// (PG_workingset on the refault): a memory stall until it wakes.
+    pub psi_thrash: bool,
+    /// The task's last access blocked on I/O: its sleep is an I/O wait.
+    pub psi_iowait: bool,
+    /// Steps begun ([`begin_step`](Self::begin_step)), so that its actor can tell whether
+    /// `cost_ns` is this step's.
+    pub steps: u32,
 }
 
 /// The part of a read-ahead window (`readahead_control`) allocated so far: the page asked for,
@@ -102,6 +117,7 @@ impl TaskCtx {
     /// state carries over).
     #[inline]
     pub fn begin_step(&mut self) {
+        self.steps = self.steps.wrapping_add(1);
         self.cost_ns = 0;
         self.stall_ns = 0;
         self.sleep_ns = 0;
@@ -328,6 +344,7 @@ impl Machine {
         let shadow = pte_shadow(self.pte[vp as usize]);
         if shadow != SHADOW_NONE {
             self.workingset_refault(pfn, shadow);
+            self.thrashing_wait(pfn, t);
         }
         self.pte[vp as usize] = pfn | PTE_MAPPED | PTE_YOUNG;
         self.stat.nr_swapcached += 1;
@@ -338,6 +355,19 @@ impl Machine {
         self.lru_add(pfn);
         self.after_swapin_map(pfn, write);
         Access::Block(done)
+    }
+
+    /// The task is about to wait for the read of `pfn`: if the page refaulted into the
+    /// working set (PG_workingset), the read and the wait are a memory stall
+    /// (`swap_readpage`, `folio_wait_bit_common` on a workingset folio that is not up to
+    /// date), which ends when the task wakes (its actor ends it). Counted only for a task
+    /// whose actor reports its sleeps and wake-ups.
+    #[inline]
+    pub(super) fn thrashing_wait(&mut self, pfn: u32, t: &mut TaskCtx) {
+        if t.psi_tracked && !t.psi_thrash && self.frames.test(pfn, pg::WORKINGSET) {
+            self.psi.memstall_enter(&mut t.psi, self.now + t.cost_ns);
+            t.psi_thrash = true;
+        }
     }
 
     /// `pte_alloc`: the page-table page that maps `vp`, allocated (GFP_PGTABLE_USER, an

@@ -266,6 +266,9 @@ pub struct Machine {
     /// Memory cgroups (`[[cgroup]]`; `None` without: every page is the root's, and the
     /// machine has its one lruvec).
     pub memcg: Option<Box<memcontrol::mem_cgroup::MemCgroups>>,
+    /// Pressure stall information: the system group (and, later, one per cgroup) on the
+    /// machine's CPUs. It only observes: nothing in the model reads it back.
+    pub psi: psi::Psi,
 }
 
 impl Machine {
@@ -424,6 +427,7 @@ impl Machine {
             fs: None,
             wakeup_rng: crate::engine::Rng::for_actor(p.seed, "kswapd-wakeup"),
             memcg: None,
+            psi: psi::Psi::new(cpus as usize, HZ, 0),
         };
         m.boot_kernel_pages(kernel_used)?;
         if m.cfg.host.vmstat_drift {

@@ -104,6 +104,11 @@ pub fn nsecs_to_jiffies(ns: u64, hz: u64) -> u64 {
     }
 }
 
+/// `jiffies_to_nsecs` at `hz`.
+pub fn jiffies_to_nsecs(j: u64, hz: u64) -> u64 {
+    j * 1_000_000_000 / hz
+}
+
 /// `psi_period`: `PSI_FREQ` = 2 s plus a jiffy, in ns (2,004,000,000 at HZ = 250).
 pub fn psi_period_ns(hz: u64) -> u64 {
     (2 * hz + 1) * 1_000_000 / hz * 1000
@@ -171,6 +176,8 @@ struct Group {
     avg: [[u64; 3]; 2],
     avg_last_update: u64,
     avg_next_update: u64,
+    /// When the group's averaging work (`psi_avgs_work`) runs next; `u64::MAX`: not queued.
+    work_at: u64,
 }
 
 /// A task as PSI sees it: its group, its CPU, its flags and its memstall nesting.
@@ -225,6 +232,30 @@ pub struct Psi {
     curr_in_memstall: Vec<bool>,
     /// Counts cleared below zero (the kernel prints a one-time warning).
     pub bugs: u64,
+    /// The earliest `work_at` of any group: one compare per change finds nothing due.
+    next_work: u64,
+}
+
+/// What a read of a group's pressure file gives: the stall totals (ns) and the averages
+/// (fixed point), `[some, full]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PsiReading {
+    pub total_ns: [u64; 2],
+    pub avg: [[u64; 3]; 2],
+}
+
+impl PsiReading {
+    /// The file's text.
+    pub fn text(&self) -> String {
+        psi_text(&self.avg, &self.total_ns)
+    }
+
+    /// An average (window 0, 1, 2: 10 s, 60 s, 300 s) in hundredths of a percent, truncated
+    /// as the file prints it (`4.34` is 434).
+    pub fn avg_x100(&self, full: bool, window: usize) -> u64 {
+        let a = self.avg[full as usize][window];
+        (a >> FSHIFT) * 100 + (((a & (FIXED_1 - 1)) * 100) >> FSHIFT)
+    }
 }
 
 impl Psi {
@@ -236,6 +267,7 @@ impl Psi {
             groups: Vec::new(),
             curr_in_memstall: vec![false; ncpus.max(1)],
             bugs: 0,
+            next_work: u64::MAX,
         };
         psi.push_group(None, now);
         psi
@@ -254,7 +286,20 @@ impl Psi {
             avg: [[0; 3]; 2],
             avg_last_update: now,
             avg_next_update: now + self.period,
+            work_at: u64::MAX,
         });
+    }
+
+    /// CPUs the groups keep counts for.
+    #[inline]
+    pub fn ncpus(&self) -> usize {
+        self.curr_in_memstall.len()
+    }
+
+    /// A task of `group` on `cpu` (a CPU number past the last wraps around, as the engine's
+    /// CPU accounting does).
+    pub fn task(&self, group: PsiGroupId, cpu: usize) -> PsiTask {
+        PsiTask::new(group, cpu % self.ncpus())
     }
 
     /// A cgroup's group below `parent`, created at `now` (`group_init`); returns its id.
@@ -277,12 +322,21 @@ impl Psi {
     /// `psi_task_change`: clear and set `t`'s flags, updating its group and every ancestor on
     /// its CPU at `now`.
     fn task_change(&mut self, t: &mut PsiTask, clear: u32, set: u32, now: u64) {
+        if now >= self.next_work {
+            self.run_work(now);
+        }
         t.flags = (t.flags & !clear) | set;
         let cpu = t.cpu;
         let curr_ms = self.curr_in_memstall[cpu];
         let mut g = Some(t.group);
         while let Some(id) = g {
             let group = &mut self.groups[id as usize];
+            // A change queues the group's averaging work if it is not queued (it stops
+            // when the group has been idle for a period).
+            if group.work_at == u64::MAX {
+                group.work_at = now + self.period;
+                self.next_work = self.next_work.min(group.work_at);
+            }
             let gc = &mut group.cpus[cpu];
             gc.record_times(now);
             let oncpu = if clear & TSK_ONCPU != 0 {
@@ -319,6 +373,72 @@ impl Psi {
         }
         let clear = t.flags & TSK_IOWAIT;
         self.task_change(t, clear, set, now);
+    }
+
+    /// The task is woken, if it slept, and starts executing on its CPU: [`wake`](Self::wake)
+    /// and [`switch_in`](Self::switch_in) as one change.
+    pub fn run(&mut self, t: &mut PsiTask, now: u64) {
+        let want = TSK_RUNNING | TSK_ONCPU;
+        if t.flags & want == want {
+            return;
+        }
+        let mut set = want & !t.flags;
+        if set & TSK_RUNNING != 0 && t.in_memstall() {
+            set |= TSK_MEMSTALL_RUNNING;
+        }
+        let clear = if set & TSK_RUNNING != 0 {
+            t.flags & TSK_IOWAIT
+        } else {
+            0
+        };
+        self.curr_in_memstall[t.cpu] = t.in_memstall();
+        self.task_change(t, clear, set, now);
+    }
+
+    /// Put the task in a state in one change: running on its CPU or asleep (in I/O wait if
+    /// `iowait`), inside a memstall section or not (`stalled`; leaving ends every nested
+    /// section). What [`run`](Self::run), [`sleep`](Self::sleep) and the memstall calls do
+    /// in turn, for a caller that knows where the task ends up: one update of the counts
+    /// instead of two.
+    pub fn set(&mut self, t: &mut PsiTask, running: bool, iowait: bool, stalled: bool, now: u64) {
+        let mut want = if running {
+            TSK_RUNNING | TSK_ONCPU
+        } else if iowait {
+            TSK_IOWAIT
+        } else {
+            0
+        };
+        if stalled {
+            want |= TSK_MEMSTALL;
+            if running {
+                want |= TSK_MEMSTALL_RUNNING;
+            }
+        }
+        if stalled != t.in_memstall() {
+            t.memstall = stalled as u32;
+        }
+        if want == t.flags {
+            return;
+        }
+        if running {
+            self.curr_in_memstall[t.cpu] = stalled;
+        } else if t.flags & TSK_ONCPU != 0 {
+            self.curr_in_memstall[t.cpu] = false;
+        }
+        let (clear, set) = (t.flags & !want, want & !t.flags);
+        self.task_change(t, clear, set, now);
+    }
+
+    /// The task exits: every count it holds is dropped, a memstall it is in ends.
+    pub fn exit(&mut self, t: &mut PsiTask, now: u64) {
+        if t.flags & TSK_ONCPU != 0 {
+            self.curr_in_memstall[t.cpu] = false;
+        }
+        t.memstall = 0;
+        let clear = t.flags;
+        if clear != 0 {
+            self.task_change(t, clear, 0, now);
+        }
     }
 
     /// The task starts executing on its CPU (`psi_task_switch`, the incoming side).
@@ -407,11 +527,14 @@ impl Psi {
 
     /// `collect_percpu_times` for the averages: each CPU's stall time since the last
     /// aggregation, weighted by its whole jiffies of non-idle time, added to `total`.
-    fn collect_percpu_times(&mut self, g: PsiGroupId, now: u64) {
+    /// Returns whether some CPU was non-idle since the last aggregation (the averaging work
+    /// queues itself again only then).
+    fn collect_percpu_times(&mut self, g: PsiGroupId, now: u64) -> bool {
         let hz = self.hz;
         let group = &mut self.groups[g as usize];
         let mut deltas = [0u128; 2];
         let mut nonidle_total = 0u64;
+        let mut active = false;
         for gc in &mut group.cpus {
             let mut d = [0u64; NR_STATES];
             for (s, ds) in d.iter_mut().enumerate() {
@@ -422,6 +545,7 @@ impl Psi {
                 *ds = t.saturating_sub(gc.times_prev[s]);
                 gc.times_prev[s] = gc.times_prev[s].max(t);
             }
+            active |= d[PSI_NONIDLE] > 0;
             let nonidle = nsecs_to_jiffies(d[PSI_NONIDLE], hz);
             nonidle_total += nonidle;
             for s in [PSI_MEM_SOME, PSI_MEM_FULL] {
@@ -431,6 +555,7 @@ impl Psi {
         for s in [PSI_MEM_SOME, PSI_MEM_FULL] {
             group.total[s] += (deltas[s] / nonidle_total.max(1) as u128) as u64;
         }
+        active
     }
 
     /// `update_averages`, run once `now` has reached the group's next update: the share of
@@ -476,6 +601,58 @@ impl Psi {
     pub fn aggregate_all(&mut self, now: u64) {
         for g in 0..self.groups.len() {
             self.aggregate(g as PsiGroupId, now);
+        }
+    }
+
+    /// `psi_avgs_work` of group `g`, run at `now`: fold the CPUs, update the averages if their
+    /// period is over, and run again a jiffy after the next update is due if the group was
+    /// busy since the last fold; else stop until the group's next change.
+    fn avgs_work(&mut self, g: PsiGroupId, now: u64) {
+        let active = self.collect_percpu_times(g, now);
+        if now >= self.groups[g as usize].avg_next_update {
+            self.update_averages(g, now);
+        }
+        let group = &mut self.groups[g as usize];
+        group.work_at = if active {
+            let wait = nsecs_to_jiffies(group.avg_next_update.saturating_sub(now), self.hz) + 1;
+            now + jiffies_to_nsecs(wait, self.hz)
+        } else {
+            u64::MAX
+        };
+    }
+
+    /// Run the averaging work of every group that is due by `now`, each at the time it was
+    /// queued for, in time order (the simulator runs it when the machine next changes a
+    /// task's state or is read, not from a timer of its own: between changes nothing moves).
+    pub fn run_work(&mut self, now: u64) {
+        while self.next_work <= now {
+            let at = self.next_work;
+            for g in 0..self.groups.len() {
+                if self.groups[g].work_at == at {
+                    self.avgs_work(g as PsiGroupId, at);
+                }
+            }
+            self.next_work = self
+                .groups
+                .iter()
+                .map(|g| g.work_at)
+                .min()
+                .unwrap_or(u64::MAX);
+        }
+    }
+
+    /// What a read of group `g`'s pressure file at `now` shows (`psi_show`: the due
+    /// averaging work, then a fold and, if due, an update), without changing this state: the
+    /// reader is an observer, and a fold at a read would make the totals depend on when it
+    /// is read (the weights are whole jiffies per fold).
+    pub fn read(&self, g: PsiGroupId, now: u64) -> PsiReading {
+        let mut psi = self.clone();
+        psi.run_work(now);
+        psi.aggregate(g, now);
+        let group = &psi.groups[g as usize];
+        PsiReading {
+            total_ns: group.total,
+            avg: group.avg,
         }
     }
 

@@ -36,7 +36,8 @@ pub struct RunInfo<'a> {
     pub scenario_toml: &'a str,
 }
 
-/// The result files of each guest (`guests/<name>/vmstat`, `zoneinfo`, `buddyinfo` and a
+/// The result files of each guest (`guests/<name>/vmstat`, `zoneinfo`, `buddyinfo`,
+/// `pressure/memory` and a
 /// `summary.json` of its own, so that a guest's directory is a result directory `compare` and
 /// `report` read like any other) and the summary's `guests` array.
 pub fn guest_outputs(
@@ -54,6 +55,8 @@ pub fn guest_outputs(
         files.push((format!("{dir}/vmstat"), render::vmstat_text(m)));
         files.push((format!("{dir}/zoneinfo"), render::zoneinfo_text(m, cpus)));
         files.push((format!("{dir}/buddyinfo"), render::buddyinfo_text(m, cpus)));
+        let pressure = m.psi.read(crate::machine::psi::PSI_SYSTEM, info.end_ns);
+        files.push((format!("{dir}/pressure/memory"), pressure.text()));
         let slot = world.guest_memory(g.id).expect("a guest has a slot");
         let host = &world.machines[0];
         let gs = m.guest.as_deref().expect("a guest machine");

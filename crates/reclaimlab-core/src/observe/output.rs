@@ -5,6 +5,7 @@
 use crate::actors::kswapd::Kswapd;
 use crate::actors::workload::Thread;
 use crate::engine::ActorId;
+use crate::machine::psi::PSI_SYSTEM;
 use crate::world::World;
 
 use super::ftrace::TaskTracer;
@@ -135,6 +136,9 @@ pub fn render(world: &mut World, e: &Ended) -> RunOutput {
     let meminfo = super::render::meminfo_text(&world.machines[0]);
     extra_files.push(("meminfo".to_string(), meminfo));
     extra_files.extend(super::memcg::memcg_files(&world.machines[0]));
+    // /proc/pressure/memory as a read at the end of the run shows it.
+    let pressure = world.machines[0].psi.read(PSI_SYSTEM, now).text();
+    extra_files.push(("pressure/memory".to_string(), pressure));
     extra_files.extend(guest_files);
     let node = &world.machines[0];
     let counters: Vec<(String, u64)> = node.vm.named().map(|(n, v)| (n.to_string(), v)).collect();

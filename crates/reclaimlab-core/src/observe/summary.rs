@@ -7,6 +7,7 @@ use serde_json::{json, Value};
 use crate::actors::kswapd::Kswapd;
 use crate::actors::workload::Thread;
 use crate::engine::cpu::Cpus;
+use crate::machine::psi::{PsiReading, PSI_SYSTEM};
 use crate::machine::vmstat::VmEvent;
 use crate::machine::Machine;
 use crate::machine::{MAX_NR_ZONES, ZONE_NAMES};
@@ -63,6 +64,27 @@ pub fn headline(inp: &SummaryInput) -> Value {
         "kswapd_awake_ms": ms(inp.kswapd.awake_ns_at(inp.end_ns)),
         "direct_stall_ms": ms(stall),
     })
+}
+
+/// `/proc/pressure/memory` at the end of the run as JSON: per line the three averages (in
+/// percent, the digits the file prints) and the total in microseconds.
+fn pressure(r: &PsiReading) -> Value {
+    let line = |full: bool| {
+        let pct = |w: usize| {
+            let x = r.avg_x100(full, w);
+            // Through the decimal text, so the JSON prints the file's digits.
+            format!("{}.{:02}", x / 100, x % 100)
+                .parse::<f64>()
+                .expect("a decimal")
+        };
+        json!({
+            "avg10": pct(0),
+            "avg60": pct(1),
+            "avg300": pct(2),
+            "total_us": r.total_ns[full as usize] / 1000,
+        })
+    };
+    json!({ "memory": { "some": line(false), "full": line(true) } })
 }
 
 pub fn build(inp: &SummaryInput) -> String {
@@ -145,6 +167,7 @@ pub fn build(inp: &SummaryInput) -> String {
             "runq_wait_ms": ms(c.runq_wait_ns),
         })).collect::<Vec<_>>(),
         "cpu_contention": inp.cpus.shared,
+        "pressure": pressure(&node.psi.read(PSI_SYSTEM, inp.end_ns)),
     });
     if let Some(Value::Object(extra)) = &inp.extra {
         for (k, x) in extra {

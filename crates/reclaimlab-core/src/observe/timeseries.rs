@@ -8,6 +8,7 @@ use std::any::Any;
 use super::spool::RowSpool;
 
 use crate::machine::lru::{LRU_ACTIVE_ANON, LRU_ACTIVE_FILE, LRU_INACTIVE_ANON, LRU_INACTIVE_FILE};
+use crate::machine::psi::PSI_SYSTEM;
 use crate::machine::vmstat::VmEvent;
 use crate::machine::{Machine, MAX_NR_ZONES, ZONE_SUFFIXES};
 use crate::world::{Observer, World};
@@ -151,6 +152,16 @@ impl Sampler {
         }
         // Each memory cgroup's memory.current and memory.swap.current (none without).
         names.extend(super::memcg::timeseries_names(node));
+        // Memory pressure of the system group as a read of /proc/pressure/memory gives it:
+        // the totals in microseconds, avg10 in hundredths of a percent (the file's digits).
+        for n in [
+            "psi_memory_some_total_us",
+            "psi_memory_full_total_us",
+            "psi_memory_some_avg10_x100",
+            "psi_memory_full_avg10_x100",
+        ] {
+            names.push(n.into());
+        }
         Sampler {
             zones,
             cpus,
@@ -191,6 +202,13 @@ impl Sampler {
             vals.extend([c.busy_ns, c.runq_wait_ns]);
         }
         super::memcg::timeseries_values(node, &mut vals);
+        let p = node.psi.read(PSI_SYSTEM, now);
+        vals.extend([
+            p.total_ns[0] / 1000,
+            p.total_ns[1] / 1000,
+            p.avg_x100(false, 0),
+            p.avg_x100(true, 0),
+        ]);
         let row: Vec<i64> = vals.into_iter().map(|v| v as i64).collect();
         self.series.push(&row);
         self.last_time = Some(now);

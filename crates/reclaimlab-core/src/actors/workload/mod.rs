@@ -405,6 +405,7 @@ impl Thread {
             Access::Done => {}
             Access::Block(until) => {
                 self.wait_ns += until.saturating_sub(t);
+                self.ctx.psi_iowait = true;
                 return Some(self.yield_at(until.max(t)));
             }
             Access::Retry(sleep) => {

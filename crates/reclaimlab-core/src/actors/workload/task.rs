@@ -9,6 +9,7 @@ use std::any::Any;
 use std::fmt::Debug;
 use std::ops::Deref;
 
+use crate::machine::psi::{PsiGroupId, PsiTask};
 use crate::machine::{Access, Machine, Signal, TaskCtx};
 use crate::world::{Actor, StepCx, Wake};
 
@@ -23,6 +24,8 @@ pub struct Origin<'a> {
     pub seed: u64,
     pub start_ns: u64,
     pub deadline_ns: Option<u64>,
+    /// The PSI group its stalls count in (its cgroup's; the system group without cgroups).
+    pub psi_group: PsiGroupId,
 }
 
 /// A workload's own part of a thread.
@@ -72,6 +75,7 @@ impl<W> Task<W> {
             deadline_ns: o.deadline_ns,
             ctx: TaskCtx {
                 task: o.task,
+                psi: PsiTask::new(o.psi_group, o.cpu as usize),
                 ..Default::default()
             },
             stall_ns: 0,
@@ -114,6 +118,7 @@ impl<W: Work> Task<W> {
             Access::Done | Access::Yield => Wake::At(t),
             Access::Block(until) => {
                 self.wait_ns += until.saturating_sub(t);
+                self.ctx.psi_iowait = true;
                 Wake::At(until.max(t))
             }
             Access::Retry(sleep) => {
@@ -155,6 +160,39 @@ impl<W> Deref for Task<W> {
     }
 }
 
+/// The thread starts a step at `now` (`psi_enqueue` if it slept, then `psi_task_switch`): a
+/// wait for a thrashing read ends with the wake-up. A thread is put on its machine's PSI CPUs
+/// at its first step.
+#[inline]
+fn psi_runs(m: &mut Machine, ctx: &mut TaskCtx, now: u64) {
+    if !ctx.psi_tracked {
+        ctx.psi = m.psi.task(ctx.psi.group(), ctx.psi.cpu());
+        ctx.psi_tracked = true;
+    }
+    if ctx.psi_thrash {
+        ctx.psi_thrash = false;
+        m.psi.set(&mut ctx.psi, true, false, false, now);
+    } else {
+        m.psi.run(&mut ctx.psi, now);
+    }
+}
+
+/// The thread's step ended at `end` with `wake`: due again at once, it stays on its CPU
+/// (no PSI change: a thread that keeps running costs nothing here); due later, it sleeps
+/// from `end` (an I/O wait if its last access blocked on a read); done, it leaves PSI.
+#[inline]
+fn psi_stops(m: &mut Machine, ctx: &mut TaskCtx, end: u64, wake: Wake) {
+    let iowait = std::mem::take(&mut ctx.psi_iowait);
+    match wake {
+        Wake::At(t) | Wake::NoLaterThan(t) | Wake::IfIdle(t) if t <= end => {}
+        Wake::Done => {
+            ctx.psi_thrash = false;
+            m.psi.exit(&mut ctx.psi, end);
+        }
+        _ => m.psi.sleep(&mut ctx.psi, iowait, end),
+    }
+}
+
 impl<W: Work> Actor for Task<W> {
     fn name(&self) -> &str {
         &self.name
@@ -169,7 +207,18 @@ impl<W: Work> Actor for Task<W> {
     }
 
     fn step(&mut self, cx: &mut StepCx) -> Wake {
-        W::step(self, cx)
+        let now = cx.now();
+        psi_runs(cx.machine(), &mut self.ctx, now);
+        let steps = self.ctx.steps;
+        let wake = W::step(self, cx);
+        // A step that did no work (it ended, or waits for its start) used no time.
+        let end = if self.ctx.steps != steps {
+            now + self.ctx.cost_ns
+        } else {
+            now
+        };
+        psi_stops(cx.machine(), &mut self.ctx, end, wake);
+        wake
     }
 
     fn wants(&self, signal: Signal) -> bool {
@@ -181,7 +230,10 @@ impl<W: Work> Actor for Task<W> {
         match signal {
             Signal::OomKill(victim) if victim == self.task => {
                 let now = cx.now();
-                Some(self.finish(cx.machine(), now, true))
+                let m = cx.machine();
+                self.ctx.psi_thrash = false;
+                m.psi.exit(&mut self.ctx.psi, now);
+                Some(self.finish(m, now, true))
             }
             _ => None,
         }

@@ -75,7 +75,10 @@ impl Machine {
         }
         self.vm.add(VmEvent::CompactStall, 1);
         self.account_compaction(&st, false);
+        // A memory stall for the time the attempt took (one that ran nowhere took none).
+        self.psi.memstall_enter(&mut t.psi, self.now + t.cost_ns);
         t.cost_ns += self.compaction_cost(&st);
+        self.psi.memstall_leave(&mut t.psi, self.now + t.cost_ns);
         let page = self.get_page_from_freelist(order, alloc_flags, hz, mt);
         self.vm.add(
             if page.is_some() {

@@ -239,7 +239,11 @@ impl Machine {
             }
             resume = false;
             let before = t.cost_ns;
+            // `__perform_reclaim` is a memory stall. A reclaim that yields leaves it and
+            // enters it again as it resumes: what it covers is exactly `stall_ns`.
+            self.psi.memstall_enter(&mut t.psi, self.now + before);
             let progress = self.try_to_free_pages(gfp, order, t);
+            self.psi.memstall_leave(&mut t.psi, self.now + t.cost_ns);
             t.stall_ns += t.cost_ns - before;
             let Some(progress) = progress else {
                 return Err(Access::Yield);

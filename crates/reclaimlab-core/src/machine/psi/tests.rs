@@ -307,3 +307,81 @@ fn the_text_has_two_lines_with_padded_fractions() {
          full avg10=5.00 avg60=0.99 avg300=0.00 total=123456\n"
     );
 }
+
+/// The averaging work (`psi_avgs_work`) runs a period after the first change, then a jiffy
+/// after each update is due, at the time it was queued for, whenever the next change or read
+/// comes: here a change at 3 s runs the 2.004 s work, and a read at 4.5 s the 4.012 s work.
+#[test]
+fn the_averaging_work_runs_on_the_period_grid_plus_a_jiffy() {
+    let mut psi = Psi::new(1, HZ, 0);
+    let p = psi.period_ns();
+    let mut t = psi.task(SYS, 0);
+    psi.run(&mut t, 0);
+    psi.memstall_enter(&mut t, 0);
+    psi.memstall_leave(&mut t, 1_000 * MS);
+    // Nothing has folded yet: no change came after the work was due.
+    assert_eq!(psi.total_ns(SYS, false), 0);
+    psi.memstall_enter(&mut t, 3_000 * MS);
+    // The work ran at 2.004 s: 1 s of 2.004 s stalled, 49 %.
+    let first = calc_load(0, EXP_10S, 49 * FIXED_1);
+    assert_eq!(psi.total_ns(SYS, false), 1_000 * MS);
+    assert_eq!(psi.avgs(SYS, false)[0], first);
+    // Busy since, so it runs again at 4.012 s (the next update, 4.008 s, plus a jiffy): the
+    // stall from 3 s, 1.012 s of the 2.008 s since the last update, is 50 %.
+    let r = psi.read(SYS, 4_500 * MS);
+    assert_eq!(p + 502 * 4 * MS, 4_012 * MS);
+    assert_eq!(r.avg[0][0], calc_load(first, EXP_10S, 50 * FIXED_1));
+    assert_eq!(r.total_ns[0], 2_500 * MS);
+    // A read changes nothing: the same read again, the state as it was.
+    assert_eq!(psi.read(SYS, 4_500 * MS), r);
+    assert_eq!(psi.total_ns(SYS, false), 1_000 * MS);
+    assert_eq!(psi.avgs(SYS, false)[0], first);
+    assert_eq!(r.avg_x100(false, 0), r.avg[0][0] * 100 / FIXED_1);
+}
+
+/// An idle group stops its work; the next change queues it a period later, and the update
+/// then decays the averages over the periods it missed in one step (`calc_load_n`).
+#[test]
+fn an_idle_group_stops_its_work_and_catches_up() {
+    let mut psi = Psi::new(1, HZ, 0);
+    let p = psi.period_ns();
+    let mut t = psi.task(SYS, 0);
+    psi.run(&mut t, 0);
+    psi.memstall_enter(&mut t, 0);
+    psi.memstall_leave(&mut t, p / 2);
+    psi.sleep(&mut t, false, p / 2);
+    // Work at p (busy: queued again for 2p + a jiffy), at 2p + a jiffy (idle: stops).
+    psi.run(&mut t, 10 * p);
+    let after_one = psi.avgs(SYS, false);
+    // Half of the first period stalled: 50 %; nothing in the second.
+    assert_eq!(
+        after_one[0],
+        calc_load(calc_load(0, EXP_10S, 50 * FIXED_1), EXP_10S, 0)
+    );
+    // Queued again at 10p, due at 11p: the update due at 3p comes 8 whole periods late.
+    let r = psi.read(SYS, 11 * p);
+    let decayed = calc_load_n(after_one[0], EXP_10S, 0, 8);
+    assert_eq!(r.avg[0][0], calc_load(decayed, EXP_10S, 0));
+}
+
+/// `run` is a wake-up and a switch in at once; `exit` drops every count a task holds, a
+/// stall and an I/O wait included.
+#[test]
+fn run_and_exit_set_and_drop_every_count() {
+    let mut psi = Psi::new(2, HZ, 0);
+    let mut t = psi.task(SYS, 3);
+    assert_eq!(t.cpu(), 1, "CPU numbers wrap around");
+    psi.memstall_enter(&mut t, 0);
+    psi.run(&mut t, MS);
+    assert_eq!(
+        t.flags(),
+        TSK_RUNNING | TSK_ONCPU | TSK_MEMSTALL | TSK_MEMSTALL_RUNNING
+    );
+    psi.sleep(&mut t, true, 2 * MS);
+    assert_eq!(t.flags(), TSK_MEMSTALL | TSK_IOWAIT);
+    assert_eq!(psi.mem_state(SYS, 1), (true, true));
+    psi.exit(&mut t, 3 * MS);
+    assert_eq!((t.flags(), t.in_memstall()), (0, false));
+    assert_eq!(psi.mem_state(SYS, 1), (false, false));
+    assert_eq!(psi.bugs, 0);
+}
