@@ -78,6 +78,9 @@ pub struct TaskCtx {
     /// A read miss whose read-ahead window was still being allocated when the task yielded
     /// (`filemap::file_access`): the next attempt at the same page goes on filling it.
     pub readahead: Option<PendingReadahead>,
+    /// `current->memcg_nr_pages_over_high`: pages charged while the task's memcg (or an
+    /// ancestor) was over `memory.high`, not yet paid for (`memcontrol/charge.rs`).
+    pub memcg_nr_pages_over_high: u64,
 }
 
 /// The part of a read-ahead window (`readahead_control`) allocated so far: the page asked for,
