@@ -182,3 +182,84 @@ fn cgroup_runs_are_deterministic_and_write_the_kernel_s_files() {
         .iter()
         .any(|n| n.starts_with("cgroup/")));
 }
+
+/// The 96 MiB workload under memory.high = 64M instead of a max, with or without swap.
+fn high(swap: &str) -> String {
+    limited(swap).replace("memory.max = \"64M\"", "memory.high = \"64M\"")
+}
+
+#[test]
+fn memory_high_reclaims_on_the_task_and_throttles_what_it_cannot_reclaim() {
+    // With swap, the task's own reclaim keeps the cgroup near memory.high: never past it by
+    // more than a few charge batches, and no memory.max event.
+    let out = go(&high("1GiB"), InvariantMode::Periodic(500));
+    let cur = out.timeseries.column("cgroup/box/memory.current").unwrap();
+    let h = 64 * MIB as i64;
+    assert!(cur.iter().any(|&v| v >= h - MIB as i64), "{cur:?}");
+    assert!(cur.iter().all(|&v| v <= h + 8 * MIB as i64), "{cur:?}");
+    assert!(event(&out, "box", "high") > 0);
+    assert_eq!(event(&out, "box", "max"), 0);
+    assert!(stat(&out, "box", "pgsteal_direct") > 0);
+    // Without swap nothing can be reclaimed: the task pays in sleep, 6.1's penalty, and the
+    // run takes longer than without the limit, though the cgroup grows past memory.high.
+    let out = go(&high("0"), InvariantMode::Periodic(500));
+    let s = summary(&out);
+    let slept = s["cgroups"]["box"]["high_throttled_ns"].as_u64().unwrap();
+    assert!(slept > 1_000_000_000, "{slept}");
+    let free = go(
+        &limited("0").replace("memory.max = \"64M\"\n", ""),
+        InvariantMode::Off,
+    );
+    let t = |o: &RunOutput| summary(o)["sim_time_ns"].as_u64().unwrap();
+    assert!(
+        t(&out) > t(&free) + slept / 2,
+        "{} vs {}",
+        t(&out),
+        t(&free)
+    );
+    assert_eq!(event(&out, "box", "oom"), 0);
+}
+
+/// `scenarios/memcg-limit.toml`: "web" keeps its guaranteed pages while a file copy in the
+/// root pushes global reclaim through every cgroup; "batch" stays under its memory.max.
+#[test]
+fn the_example_spares_the_guaranteed_pod_and_limits_the_batch_one() {
+    let p = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../scenarios/memcg-limit.toml");
+    let scn = reclaimlab_core::scenario::parse_file(&p).unwrap_or_else(|e| panic!("{e}"));
+    let opts = RunOptions {
+        seed: None,
+        invariants: InvariantMode::Periodic(2000),
+        trace: None,
+    };
+    let out = run(&scn, &opts, &mut |_, _| true).unwrap_or_else(|e| panic!("{e}"));
+    let c = |n: &str| out.counters.iter().find(|(k, _)| k == n).unwrap().1;
+    // Global reclaim ran (the copy fills the host) ...
+    assert!(c("pgsteal_kswapd") + c("pgsteal_direct") > 50_000);
+    // ... and never took a page of "web".
+    assert_eq!(
+        stat(&out, "web", "pgsteal_kswapd") + stat(&out, "web", "pgsteal_direct"),
+        0
+    );
+    let web = out.timeseries.column("cgroup/web/memory.current").unwrap();
+    assert!(web.iter().any(|&v| v == 192 * MIB as i64), "{web:?}");
+    // "batch" reclaimed and swapped inside its own limit.
+    let batch = out
+        .timeseries
+        .column("cgroup/batch/memory.current")
+        .unwrap();
+    assert!(batch.iter().all(|&v| v as u64 <= 128 * MIB), "{batch:?}");
+    assert!(event(&out, "batch", "max") > 0);
+    assert!(stat(&out, "batch", "pgmajfault") > 0);
+    // The parent counts its children's pages and events (hierarchical).
+    let kube = out
+        .timeseries
+        .column("cgroup/kubepods/memory.current")
+        .unwrap();
+    assert!(kube
+        .iter()
+        .zip(&web)
+        .zip(&batch)
+        .all(|((k, w), b)| k == &(w + b)));
+    assert_eq!(event(&out, "kubepods", "max"), event(&out, "batch", "max"));
+}

@@ -93,6 +93,9 @@ pub struct TaskCtx {
     /// Steps begun ([`begin_step`](Self::begin_step)), so that its actor can tell whether
     /// `cost_ns` is this step's.
     pub steps: u32,
+    /// `current->memcg_nr_pages_over_high`: pages charged while the task's memcg (or an
+    /// ancestor) was over `memory.high`, not yet paid for (`memcontrol/charge.rs`).
+    pub memcg_nr_pages_over_high: u64,
 }
 
 /// The part of a read-ahead window (`readahead_control`) allocated so far: the page asked for,

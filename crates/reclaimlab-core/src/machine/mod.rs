@@ -500,13 +500,13 @@ impl Machine {
 
     /// `zone_reclaimable_pages` (6.1.192: falls back to free pages when the zone has no LRU pages).
     pub fn zone_reclaimable_pages(&self, z: usize) -> u64 {
-        let all;
-        let s = match &self.memcg {
-            None => &self.lruvec.zone_size[z],
-            Some(_) => {
-                all = self.node_lru_zone_size();
-                &all[z]
-            }
+        let row;
+        let s = if self.memcg.is_none() {
+            &self.lruvec.zone_size[z]
+        } else {
+            // Every memcg's lists (out of line: the path without cgroups is the hot one).
+            row = self.node_lru_zone_size()[z];
+            &row
         };
         let mut n = s[lru::LRU_INACTIVE_FILE] + s[lru::LRU_ACTIVE_FILE];
         if self.swap.has_free() {

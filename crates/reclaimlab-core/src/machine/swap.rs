@@ -9,28 +9,46 @@ impl Machine {
     // ---------------------------------------------------------------- LRU helpers
 
     /// Put a new page on the LRU list its flags select (`folio_add_lru`).
-    #[inline]
+    #[inline(always)]
     pub fn lru_add(&mut self, pfn: u32) {
         self.frames.set(pfn, pg::LRU);
         let f = self.frames.link_flags(pfn);
         let z = self.zone_of(pfn);
-        let lv = match &mut self.memcg {
-            None => &mut self.lruvec,
-            Some(mc) => mc.lruvec_of(mc.frame[pfn as usize], &mut self.lruvec),
-        };
-        lv.add_head(&mut self.frames, pfn, lru::lru_of(f), z);
+        if self.memcg.is_some() {
+            return self.memcg_lru_add(pfn, lru::lru_of(f), z);
+        }
+        self.lruvec
+            .add_head(&mut self.frames, pfn, lru::lru_of(f), z);
     }
 
-    #[inline]
+    /// `lru_add` with cgroups: onto the page's memcg's lruvec (kept out of line: the path
+    /// without cgroups is the hot one).
+    #[cold]
+    #[inline(never)]
+    fn memcg_lru_add(&mut self, pfn: u32, l: usize, z: usize) {
+        let mc = self.memcg.as_mut().expect("cgroups");
+        let lv = mc.lruvec_of(mc.frame[pfn as usize], &mut self.lruvec);
+        lv.add_head(&mut self.frames, pfn, l, z);
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn memcg_lru_del(&mut self, pfn: u32, l: usize, z: usize) {
+        let mc = self.memcg.as_mut().expect("cgroups");
+        let lv = mc.lruvec_of(mc.frame[pfn as usize], &mut self.lruvec);
+        lv.del(&mut self.frames, pfn, l, z);
+    }
+
+    #[inline(always)]
     pub fn lru_del(&mut self, pfn: u32) {
         let f = self.frames.link_flags(pfn);
         debug_assert!(f & pg::LRU != 0);
         let z = self.zone_of(pfn);
-        let lv = match &mut self.memcg {
-            None => &mut self.lruvec,
-            Some(mc) => mc.lruvec_of(mc.frame[pfn as usize], &mut self.lruvec),
-        };
-        lv.del(&mut self.frames, pfn, lru::lru_of(f), z);
+        if self.memcg.is_some() {
+            self.memcg_lru_del(pfn, lru::lru_of(f), z);
+        } else {
+            self.lruvec.del(&mut self.frames, pfn, lru::lru_of(f), z);
+        }
         self.frames.clear(pfn, pg::LRU);
     }
 
@@ -51,7 +69,7 @@ impl Machine {
             }
             self.frames.clear(pfn, pg::REFERENCED);
             // workingset_activation: activations advance the workingset clock.
-            self.root_lruvec().nonresident_age += 1;
+            self.lruvec.nonresident_age += 1;
         }
     }
 }

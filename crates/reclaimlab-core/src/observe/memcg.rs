@@ -142,6 +142,8 @@ pub fn memcg_summary(node: &Machine) -> Option<Value> {
                     "oom_group_kill": e.oom_group_kill,
                 },
                 "memory.swap.events": {"max": e.swap_max, "fail": e.swap_fail},
+                // Not a kernel file: time its tasks slept in memory.high's penalty.
+                "high_throttled_ns": mc.throttled_ns[id as usize],
                 "memory.stat": stat,
             }),
         );

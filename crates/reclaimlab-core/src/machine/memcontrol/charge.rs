@@ -14,13 +14,16 @@
 //! window are forced when their reclaim and OOM path fail (the read itself never fails here).
 
 use super::mem_cgroup::MemCgroups;
-use super::{memcg_memory_event, try_charge_counters, MemcgEvent, MAX_RECLAIM_RETRIES};
+use super::{
+    find_max_overage, first_over_high, jiffies_to_ns, memcg_memory_event, try_charge_counters,
+    MemcgEvent, OverHighLoop, OverHighStep, MAX_RECLAIM_RETRIES, MEMCG_CHARGE_BATCH,
+};
 use crate::machine::config::CgroupConfig;
 use crate::machine::oom_kill::OomKill;
 use crate::machine::page_counter::{CounterId, ROOT_COUNTER};
 use crate::machine::signal::Signal;
 use crate::machine::vmstat::VmEvent;
-use crate::machine::{Access, Machine, TaskCtx, JIFFY_NS};
+use crate::machine::{Access, Machine, TaskCtx, HZ, JIFFY_NS};
 
 /// How a charge that cannot be had ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,7 +77,81 @@ impl Machine {
         if let Some(mc) = &mut self.memcg {
             mc.frame[pfn as usize] = owner;
         }
+        self.note_over_high(owner, 1, t);
         Ok(())
+    }
+
+    /// After a charge of `n` pages to memcg `id` by task `t` (§4.1): if `id` or an ancestor
+    /// is over its `memory.high`, the pages are the task's debt, paid (reclaim, then the
+    /// penalty's sleep) once it passes a charge batch. The kernel records a whole 64-page
+    /// stock refill as debt and pays on the fault's return to user space; without a stock,
+    /// paying at every 64th page charged over high is the same rate.
+    #[inline]
+    fn note_over_high(&mut self, id: CounterId, n: u64, t: &mut TaskCtx) {
+        let Some(mc) = &self.memcg else { return };
+        if first_over_high(&mc.memory, &mc.swap, id).is_none() {
+            return;
+        }
+        t.memcg_nr_pages_over_high += n;
+        if t.memcg_nr_pages_over_high >= MEMCG_CHARGE_BATCH {
+            self.mem_cgroup_handle_over_high(id, t);
+        }
+    }
+
+    /// `mem_cgroup_handle_over_high` (§4.2) for task `t` in memcg `id`: reclaim on the
+    /// over-high memcgs of its chain while that helps, then sleep the penalty (6.1's
+    /// quadratic delay, capped at 2 s; none at or below HZ/100 jiffies). The sleep is on the
+    /// task's clock (`t.sleep_ns`).
+    pub fn mem_cgroup_handle_over_high(&mut self, id: CounterId, t: &mut TaskCtx) {
+        let nr = std::mem::take(&mut t.memcg_nr_pages_over_high);
+        let Some(mut l) = OverHighLoop::new(nr) else {
+            return;
+        };
+        loop {
+            let got = self.reclaim_high(id, l.request(), t);
+            let mc = self.memcg.as_ref().expect("cgroups");
+            let mem = find_max_overage(&mc.memory, id);
+            let swap = find_max_overage(&mc.swap, id);
+            match l.after_pass(got, mem, swap, HZ) {
+                OverHighStep::Again => continue,
+                OverHighStep::Done => return,
+                OverHighStep::Sleep(j) => {
+                    let ns = jiffies_to_ns(j, HZ);
+                    t.cost_ns += ns;
+                    t.sleep_ns += ns;
+                    if let Some(mc) = &mut self.memcg {
+                        mc.throttled_ns[id as usize] += ns;
+                    }
+                    return;
+                }
+            }
+        }
+    }
+
+    /// `reclaim_high`: limit reclaim of `nr` pages on each memcg of `id`'s chain (below the
+    /// root) that is over its `memory.high`, counting a `high` event for each.
+    fn reclaim_high(&mut self, id: CounterId, nr: u64, t: &mut TaskCtx) -> u64 {
+        let chain: Vec<CounterId> = match &self.memcg {
+            Some(mc) => mc
+                .memory
+                .ancestors(id)
+                .filter(|&c| !mc.memory.is_root(c))
+                .collect(),
+            None => return 0,
+        };
+        let mut got = 0;
+        for m in chain {
+            let over = self.memcg.as_ref().is_some_and(|mc| {
+                let c = mc.memory.get(m);
+                c.usage > c.high
+            });
+            if !over {
+                continue;
+            }
+            self.memcg_event(m, MemcgEvent::High);
+            got += self.try_to_free_mem_cgroup_pages(m, nr, t);
+        }
+        got
     }
 
     /// The same for a page whose allocation may not sleep (swap readahead): the counter only,
@@ -104,8 +181,9 @@ impl Machine {
         }
     }
 
-    /// `mem_cgroup_uncharge` of a frame being freed (its last user is gone).
-    #[inline]
+    /// `mem_cgroup_uncharge` of a frame being freed (its last user is gone). Out of line:
+    /// `free_frame` calls it only with cgroups.
+    #[inline(never)]
     pub fn mem_cgroup_uncharge(&mut self, pfn: u32) {
         if let Some(mc) = &mut self.memcg {
             let id = std::mem::replace(&mut mc.frame[pfn as usize], ROOT_COUNTER);
@@ -145,12 +223,19 @@ impl Machine {
 
     /// `mem_cgroup_uncharge_swap`: vpage `vp`'s slot is freed (or forgotten by its exiting
     /// owner).
-    #[inline]
+    #[inline(always)]
     pub fn mem_cgroup_uncharge_swap(&mut self, vp: u32) {
-        if let Some(mc) = &mut self.memcg {
-            if let Some(id) = mc.swap_owner.remove(&vp) {
-                mc.swap.uncharge(id, 1);
-            }
+        if self.memcg.is_some() {
+            self.memcg_uncharge_swap_slot(vp);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn memcg_uncharge_swap_slot(&mut self, vp: u32) {
+        let mc = self.memcg.as_mut().expect("cgroups");
+        if let Some(id) = mc.swap_owner.remove(&vp) {
+            mc.swap.uncharge(id, 1);
         }
     }
 

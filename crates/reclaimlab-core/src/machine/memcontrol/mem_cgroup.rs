@@ -58,6 +58,8 @@ pub struct MemCgroups {
     pub recursiveprot: bool,
     /// `memory_localevents` (off by default).
     pub localevents: bool,
+    /// Time tasks of each memcg slept in `memory.high`'s penalty (ns).
+    pub throttled_ns: Vec<u64>,
 }
 
 impl MemCgroups {
@@ -117,6 +119,7 @@ impl MemCgroups {
             task: Vec::new(),
             recursiveprot: false,
             localevents: false,
+            throttled_ns: vec![0; n],
         })
     }
 
@@ -177,17 +180,23 @@ impl MemCgroups {
         }
     }
 
-    /// Swap memcg `id`'s lruvec into `machine` (the root's goes back there first).
+    /// Swap memcg `id`'s lruvec into `machine` (the root's goes back there first). The
+    /// node's workingset clock (`nonresident_age`, the root's) goes with whichever lruvec is
+    /// in `machine`, so the eviction and activation paths always find it there.
     pub fn switch_lruvec(&mut self, id: CounterId, machine: &mut Lruvec) {
         if id == self.cur {
             return;
         }
         if self.cur != ROOT_COUNTER {
-            std::mem::swap(machine, &mut self.lruvecs[self.cur as usize]);
+            let parked = &mut self.lruvecs[self.cur as usize];
+            std::mem::swap(machine, parked);
+            machine.nonresident_age = parked.nonresident_age;
             self.cur = ROOT_COUNTER;
         }
         if id != ROOT_COUNTER {
-            std::mem::swap(machine, &mut self.lruvecs[id as usize]);
+            let parked = &mut self.lruvecs[id as usize];
+            std::mem::swap(machine, parked);
+            machine.nonresident_age = parked.nonresident_age;
             self.cur = id;
         }
     }

@@ -250,7 +250,7 @@ impl Machine {
                     stat.activate[if anon { ANON } else { FILE }] += 1;
                     self.lru_add(pfn);
                     // Pages put back on the active list advance the workingset clock.
-                    self.root_lruvec().nonresident_age += 1;
+                    self.lruvec.nonresident_age += 1;
                 }
             }
         }

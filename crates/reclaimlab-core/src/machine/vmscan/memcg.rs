@@ -13,7 +13,7 @@
 
 use super::{ScanControl, SWAP_CLUSTER_MAX};
 use crate::machine::gfp::GFP_KERNEL;
-use crate::machine::lru::{Lruvec, ANON, FILE, LRU_ACTIVE_ANON, NR_LRU_LISTS};
+use crate::machine::lru::{ANON, FILE, LRU_ACTIVE_ANON, NR_LRU_LISTS};
 use crate::machine::memcontrol::mem_cgroup::MemcgStat;
 use crate::machine::memcontrol::{get_nr_swap_pages, get_scan_count_protected, MemcgEvent};
 use crate::machine::page_counter::{CounterId, ROOT_COUNTER};
@@ -34,15 +34,6 @@ impl Machine {
         self.memcg.as_mut().map(|mc| &mut mc.stat[mc.cur as usize])
     }
 
-    /// The root memcg's lruvec, wherever it is now: the node's workingset clock.
-    #[inline(always)]
-    pub(crate) fn root_lruvec(&mut self) -> &mut Lruvec {
-        match &mut self.memcg {
-            None => &mut self.lruvec,
-            Some(mc) => mc.lruvec_of(ROOT_COUNTER, &mut self.lruvec),
-        }
-    }
-
     /// Pages on list `l` of the node, every memcg's lruvec.
     #[inline]
     pub fn node_lru_size(&self, l: usize) -> u64 {
@@ -53,6 +44,7 @@ impl Machine {
     }
 
     /// Pages per list per zone of the node, every memcg's lruvec.
+    #[inline(never)]
     pub fn node_lru_zone_size(&self) -> [[u64; NR_LRU_LISTS]; MAX_NR_ZONES] {
         match &self.memcg {
             None => self.lruvec.zone_size,
@@ -99,23 +91,33 @@ impl Machine {
     }
 
     /// The scan target of one list of the memcg being scanned, under its protection
-    /// (`get_scan_count`'s memcg step); `size >> priority` without cgroups.
-    #[inline]
+    /// (`get_scan_count`'s memcg step).
+    #[inline(never)]
     pub(super) fn protected_scan(&self, size: u64, sc: &ScanControl) -> u64 {
-        match &self.memcg {
-            None => size >> sc.priority,
-            Some(mc) => {
-                let m = mc.cur;
-                let prot = mc.memory.protection(sc.target_memcg, m);
-                let usage = mc.memory.get(m).usage;
-                get_scan_count_protected(size, usage, prot, sc.memcg_low_reclaim, sc.priority, true)
-                    .scan
-            }
-        }
+        let mc = self.memcg.as_ref().expect("cgroups");
+        let m = mc.cur;
+        let prot = mc.memory.protection(sc.target_memcg, m);
+        let usage = mc.memory.get(m).usage;
+        get_scan_count_protected(size, usage, prot, sc.memcg_low_reclaim, sc.priority, true).scan
+    }
+
+    /// `prepare_scan_count`'s inputs from `sc`'s target with cgroups: its costs, its
+    /// subtree's evictable list sizes, and whether it saw activations since its snapshot.
+    #[inline(never)]
+    pub(super) fn memcg_target_inputs(
+        &self,
+        sc: &ScanControl,
+    ) -> ((u64, u64), [u64; 4], [bool; 2]) {
+        let size = self.target_sizes(sc);
+        (
+            self.target_costs(sc),
+            [size[0], size[1], size[2], size[3]],
+            self.target_refaults_changed(sc),
+        )
     }
 
     /// The memcg being scanned may not swap: its chain's `memory.swap.max` is used up.
-    #[inline]
+    #[inline(never)]
     pub(super) fn memcg_swap_exhausted(&self) -> bool {
         match &self.memcg {
             None => false,

@@ -117,10 +117,20 @@ impl Machine {
     /// `prepare_scan_count` (core-mm §5.2).
     pub fn prepare_scan_count(&mut self, sc: &mut ScanControl) {
         // The target's lruvec: the node's without cgroups; with them its subtree's.
-        (sc.anon_cost, sc.file_cost) = self.target_costs(sc);
-        let size = self.target_sizes(sc);
+        let (costs, size, refaulted) = match self.memcg {
+            None => {
+                let l = &self.lruvec;
+                let act = &self.stat.workingset_activate;
+                (
+                    (l.anon_cost, l.file_cost),
+                    [l.size(0), l.size(1), l.size(2), l.size(3)],
+                    [act[ANON] != l.refaults[ANON], act[FILE] != l.refaults[FILE]],
+                )
+            }
+            Some(_) => self.memcg_target_inputs(sc),
+        };
+        (sc.anon_cost, sc.file_cost) = costs;
         if !sc.force_deactivate {
-            let refaulted = self.target_refaults_changed(sc);
             sc.may_deactivate[ANON] = refaulted[ANON]
                 || lru::inactive_is_low(size[LRU_INACTIVE_ANON], size[LRU_ACTIVE_ANON]);
             sc.may_deactivate[FILE] = refaulted[FILE]
@@ -159,27 +169,33 @@ impl Machine {
         let swappiness = self.cfg.sysctl.swappiness;
         let mut ap = 0u64;
         let mut fp = 0u64;
-        let balance = if !sc.may_swap || !self.swap.has_free() || self.memcg_swap_exhausted() {
-            Balance::File
-        } else if sc.priority == 0 && swappiness != 0 {
-            Balance::Equal
-        } else if sc.file_is_tiny {
-            Balance::Anon
-        } else if sc.cache_trim_mode {
-            Balance::File
-        } else {
-            let total = sc.anon_cost + sc.file_cost;
-            let a = total + sc.anon_cost;
-            let f = total + sc.file_cost;
-            let s = a + f;
-            ap = swappiness * (s + 1) / (a + 1);
-            fp = (200 - swappiness) * (s + 1) / (f + 1);
-            Balance::Fract
-        };
+        let memcg = self.memcg.is_some();
+        let balance =
+            if !sc.may_swap || !self.swap.has_free() || (memcg && self.memcg_swap_exhausted()) {
+                Balance::File
+            } else if sc.priority == 0 && swappiness != 0 {
+                Balance::Equal
+            } else if sc.file_is_tiny {
+                Balance::Anon
+            } else if sc.cache_trim_mode {
+                Balance::File
+            } else {
+                let total = sc.anon_cost + sc.file_cost;
+                let a = total + sc.anon_cost;
+                let f = total + sc.file_cost;
+                let s = a + f;
+                ap = swappiness * (s + 1) / (a + 1);
+                fp = (200 - swappiness) * (s + 1) / (f + 1);
+                Balance::Fract
+            };
         let mut nr = [0u64; 4];
         for (i, &l) in EVICTABLE_LRUS.iter().enumerate() {
             let size = self.lruvec.size_upto(l, sc.reclaim_idx);
-            let mut scan = self.protected_scan(size, sc);
+            let mut scan = if memcg {
+                self.protected_scan(size, sc)
+            } else {
+                size >> sc.priority
+            };
             let file = is_file_lru(l);
             scan = match balance {
                 Balance::Equal => scan,
@@ -466,6 +482,7 @@ impl Machine {
     }
 
     /// kswapd's `kswapd_age_node`: keep the inactive anon list from running low.
+    #[inline]
     pub fn kswapd_age_node(&mut self, sc: &mut ScanControl) {
         if self.memcg.is_some() {
             if self.swap.total > 0 {
