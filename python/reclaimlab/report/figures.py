@@ -112,7 +112,11 @@ def _share(jobs: Sequence[Job], helper: subprocess.Popen) -> None:
 
 def _serve(listing: str) -> int:
     """The helper: draw the charts whose numbers come on standard input, one line each,
-    answering "ok" (or "failed" and the error) on standard output for each."""
+    answering "ok" (or "failed" and the error) on standard output for each. Ctrl-C is the
+    parent's to handle: it closes the helper's input, and the helper ends after its chart."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     jobs = json.loads(Path(listing).read_text(encoding="utf-8"))
     for line in sys.stdin:
         spec, svg, png = jobs[int(line)]

@@ -71,23 +71,12 @@ impl CaptureArrays {
         let Some(&current) = entries.last() else {
             return;
         };
-        // Whether each entry's page is in use, read for all entries before the search: the
-        // entries are scattered frames, each read a cache miss, and reads that depend on
-        // nothing overlap, where the search below would wait for each in turn (the search
-        // cost a tenth of a D2 run's time, most of it this one read).
-        let body = &entries[..entries.len() - 1];
-        let in_use: Vec<bool> = body
-            .iter()
-            .map(|&(pfn, _)| m.frames.is_in_use(pfn))
-            .collect();
         // The buddy does not change during the scan, so a page inside the block found last is
         // in that block: consecutive frees of one region mostly are, and need no search.
         let mut last: Option<(u32, usize)> = None;
-        for (&(pfn, order), &used) in body.iter().zip(&in_use) {
+        for &(pfn, order) in &entries[..entries.len() - 1] {
             let block = match last {
                 Some((h, o)) if pfn >= h && pfn - h < 1 << o => last,
-                // A page in use is in no free block (`free_block_of` says so at once too).
-                _ if used => None,
                 _ => {
                     let z = m.zone_of(pfn);
                     let b = m.zones[z].free_area.free_block_of(&m.frames, pfn);
