@@ -116,9 +116,13 @@ impl Machine {
                 OverHighStep::Again => continue,
                 OverHighStep::Done => return,
                 OverHighStep::Sleep(j) => {
+                    // The penalty's sleep is a memory stall (psi_memstall_enter around the
+                    // killable sleep).
                     let ns = jiffies_to_ns(j, HZ);
+                    self.psi.memstall_enter(&mut t.psi, self.now + t.cost_ns);
                     t.cost_ns += ns;
                     t.sleep_ns += ns;
+                    self.psi.memstall_leave(&mut t.psi, self.now + t.cost_ns);
                     if let Some(mc) = &mut self.memcg {
                         mc.throttled_ns[id as usize] += ns;
                     }
@@ -126,6 +130,15 @@ impl Machine {
                 }
             }
         }
+    }
+
+    /// `try_to_free_mem_cgroup_pages` as 6.1's callers make it, `try_charge_memcg` and
+    /// `reclaim_high` alike: inside a memory stall of the charging task.
+    fn memcg_reclaim_stalled(&mut self, id: CounterId, nr: u64, t: &mut TaskCtx) -> u64 {
+        self.psi.memstall_enter(&mut t.psi, self.now + t.cost_ns);
+        let got = self.try_to_free_mem_cgroup_pages(id, nr, t);
+        self.psi.memstall_leave(&mut t.psi, self.now + t.cost_ns);
+        got
     }
 
     /// `reclaim_high`: limit reclaim of `nr` pages on each memcg of `id`'s chain (below the
@@ -149,7 +162,7 @@ impl Machine {
                 continue;
             }
             self.memcg_event(m, MemcgEvent::High);
-            got += self.try_to_free_mem_cgroup_pages(m, nr, t);
+            got += self.memcg_reclaim_stalled(m, nr, t);
         }
         got
     }
@@ -289,7 +302,7 @@ impl Machine {
                 Err(over) => over,
             };
             self.memcg_event(over, MemcgEvent::Max);
-            let reclaimed = self.try_to_free_mem_cgroup_pages(over, n, t);
+            let reclaimed = self.memcg_reclaim_stalled(over, n, t);
             let margin = self.memcg.as_ref().map_or(0, |mc| mc.memory.margin(over));
             if margin >= n {
                 continue;
