@@ -158,6 +158,9 @@ pub struct MachinePolicies {
     pub shrinker: std::rc::Rc<dyn shrinker::ShrinkerDeferral>,
     /// XFS inode reclaim walk (consulted only when a filesystem is mounted).
     pub xfs_reclaim: Box<dyn fs::xfs::xfs_icache::XfsReclaimWalk>,
+    /// The page-replacement algorithm the kernel is built with (read when the machine is
+    /// built: see `lru_gen`).
+    pub lru: Box<dyn policy::PageReplacement>,
 }
 
 /// Everything a machine is built from.
@@ -266,6 +269,10 @@ pub struct Machine {
     /// Memory cgroups (`[[cgroup]]`; `None` without: every page is the root's, and the
     /// machine has its one lruvec).
     pub memcg: Option<Box<memcontrol::mem_cgroup::MemCgroups>>,
+    /// The multi-generational LRU, beside the lruvecs (`[policy] lru = "mglru"` with
+    /// `lru_gen_enabled`'s core bit; set by [`Machine::lru_gen_init`]). `None`: the two-list
+    /// LRU, whose paths test only this.
+    pub lru_gen: Option<Box<lru_gen::lruvec::LruGenNode>>,
 }
 
 impl Machine {
@@ -424,6 +431,7 @@ impl Machine {
             fs: None,
             wakeup_rng: crate::engine::Rng::for_actor(p.seed, "kswapd-wakeup"),
             memcg: None,
+            lru_gen: None,
         };
         m.boot_kernel_pages(kernel_used)?;
         if m.cfg.host.vmstat_drift {
@@ -433,6 +441,7 @@ impl Machine {
             }
             m.vmstat_fold_at = vmstat_drift::STAT_INTERVAL_NS;
         }
+        m.lru_gen_init();
         Ok(m)
     }
 

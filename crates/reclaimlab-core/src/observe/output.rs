@@ -135,6 +135,10 @@ pub fn render(world: &mut World, e: &Ended) -> RunOutput {
     let meminfo = super::render::meminfo_text(&world.machines[0]);
     extra_files.push(("meminfo".to_string(), meminfo));
     extra_files.extend(super::memcg::memcg_files(&world.machines[0]));
+    // /sys/kernel/debug/lru_gen, under the multi-generational LRU only.
+    if world.machines[0].lru_gen.is_some() {
+        extra_files.push(("lru_gen".to_string(), world.machines[0].lru_gen_debugfs()));
+    }
     extra_files.extend(guest_files);
     let node = &world.machines[0];
     let counters: Vec<(String, u64)> = node.vm.named().map(|(n, v)| (n.to_string(), v)).collect();

@@ -43,6 +43,7 @@ pub mod aging;
 pub mod debugfs;
 pub mod eviction;
 pub mod feedback;
+pub mod lruvec;
 pub mod mm_inline;
 pub mod mmzone;
 pub mod sysfs;
