@@ -57,6 +57,7 @@ pub(crate) fn variants(choices: &Choices) -> Variants {
             boost: policy::watermark_boost::SWITCH.make(c("watermark_boost")),
             shrinker: policy::shrinker::SWITCH.make(c("shrinker")).into(),
             xfs_reclaim: policy::xfs_reclaim::SWITCH.make(c("xfs_reclaim")),
+            lru: policy::lru::SWITCH.make(c("lru")),
         },
         drivers: Drivers {
             hinting: policy::hinting::SWITCH.make(c("hinting")),

@@ -79,6 +79,12 @@ pub struct Sysctl {
     /// `vm.vfs_cache_pressure`: percent weight of the dentry and inode caches in the
     /// superblock shrinker's count.
     pub vfs_cache_pressure: u64,
+    /// `/sys/kernel/mm/lru_gen/enabled`: the multi-generational LRU's capability bits
+    /// (`lru_gen::sysfs::LRU_GEN_*`; bits beyond the three are ignored, as the kernel does).
+    /// Read only with `[policy] lru = "mglru"` (a kernel built with `CONFIG_LRU_GEN`).
+    pub lru_gen_enabled: u64,
+    /// `/sys/kernel/mm/lru_gen/min_ttl_ms`: the thrashing protection; 0 is off.
+    pub lru_gen_min_ttl_ms: u64,
 }
 
 /// The swap device: size 0 means no swap. Latency + bandwidth model, FIFO queue.

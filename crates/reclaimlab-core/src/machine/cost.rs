@@ -43,6 +43,9 @@ pub struct CostModel {
     /// guest's trace tells the two apart: a referenced page kept took 3-5 us, a page unmapped
     /// and swapped out about 100 us (docs/VALIDATION.md, "The reclaimer's block plug").
     pub unmap_ns: u64,
+    /// The multi-generational LRU's aging walk, per page-table entry tested (`walk_pte_range`:
+    /// read and clear the accessed bit, promote the folio).
+    pub lru_gen_walk_ns: u64,
     /// Submitting one page for swap-out: add_to_swap, unmap, bio (§9, 1-5 us/page).
     pub swapout_submit_ns: u64,
     /// Freeing one page back to the allocator (§9 "order-0 alloc/free via PCP", 50-200 ns).

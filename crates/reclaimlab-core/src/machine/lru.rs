@@ -61,10 +61,11 @@ pub struct Lruvec {
 }
 
 impl Lruvec {
-    /// Pages on `lru` over all zones.
+    /// Pages on `lru` over all zones (from the gauges: under the multi-generational LRU the
+    /// lists are empty and the gauges count the generations, `machine::lru_gen`).
     #[inline]
     pub fn size(&self, lru: usize) -> u64 {
-        self.lists[lru].len
+        self.zone_size.iter().map(|z| z[lru]).sum()
     }
 
     /// Pages on `lru` in zones <= `reclaim_idx` (`lruvec_lru_size`).

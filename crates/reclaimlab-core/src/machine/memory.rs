@@ -265,7 +265,7 @@ impl Machine {
         self.pte[vp as usize] = pfn | PTE_MAPPED | PTE_YOUNG | if write { PTE_DIRTY } else { 0 };
         self.stat.nr_anon_pages += 1;
         self.tasks[t.task].rss_anon += 1;
-        self.lru_add(pfn);
+        self.lru_add_in_fault(pfn);
         Access::Done
     }
 
@@ -355,7 +355,7 @@ impl Machine {
         let task = &mut self.tasks[t.task];
         task.rss_anon += 1;
         task.swapents = task.swapents.saturating_sub(1);
-        self.lru_add(pfn);
+        self.lru_add_in_fault(pfn);
         self.after_swapin_map(pfn, write);
         Access::Block(done)
     }

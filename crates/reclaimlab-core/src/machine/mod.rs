@@ -158,6 +158,9 @@ pub struct MachinePolicies {
     pub shrinker: std::rc::Rc<dyn shrinker::ShrinkerDeferral>,
     /// XFS inode reclaim walk (consulted only when a filesystem is mounted).
     pub xfs_reclaim: Box<dyn fs::xfs::xfs_icache::XfsReclaimWalk>,
+    /// The page-replacement algorithm the kernel is built with (read when the machine is
+    /// built: see `lru_gen`).
+    pub lru: Box<dyn policy::PageReplacement>,
 }
 
 /// Everything a machine is built from.
@@ -269,6 +272,10 @@ pub struct Machine {
     /// Pressure stall information: the system group (and, later, one per cgroup) on the
     /// machine's CPUs. It only observes: nothing in the model reads it back.
     pub psi: psi::Psi,
+    /// The multi-generational LRU, beside the lruvecs (`[policy] lru = "mglru"` with
+    /// `lru_gen_enabled`'s core bit; set by [`Machine::lru_gen_init`]). `None`: the two-list
+    /// LRU, whose paths test only this.
+    pub lru_gen: Option<Box<lru_gen::lruvec::LruGenNode>>,
 }
 
 impl Machine {
@@ -428,6 +435,7 @@ impl Machine {
             wakeup_rng: crate::engine::Rng::for_actor(p.seed, "kswapd-wakeup"),
             memcg: None,
             psi: psi::Psi::new(cpus as usize, HZ, 0),
+            lru_gen: None,
         };
         m.boot_kernel_pages(kernel_used)?;
         if m.cfg.host.vmstat_drift {
@@ -437,6 +445,7 @@ impl Machine {
             }
             m.vmstat_fold_at = vmstat_drift::STAT_INTERVAL_NS;
         }
+        m.lru_gen_init();
         Ok(m)
     }
 

@@ -51,9 +51,25 @@ impl Machine {
             t.no_progress_loops = 0;
             return Err(Access::Retry(JIFFY_NS));
         }
+        let Some((victim, badness)) = self.select_bad_process() else {
+            self.oom_panic = Some("Out of memory and no killable processes".to_string());
+            self.outbox.raise(Signal::Panic);
+            return Err(Access::Killed);
+        };
+        self.oom_kill_process(victim, badness, t.task, self.now + t.cost_ns);
+        t.no_progress_loops = 0;
+        if victim == t.task {
+            Err(Access::Killed)
+        } else {
+            Err(Access::Retry(JIFFY_NS))
+        }
+    }
+
+    /// `select_bad_process`: the task with the highest badness (rss and swap entries, moved
+    /// by `oom_score_adj`), if any may be killed.
+    fn select_bad_process(&self) -> Option<(usize, i64)> {
         let totalpages = self.total_managed_pages() + self.swap.total;
-        let victim = self
-            .tasks
+        self.tasks
             .iter()
             .enumerate()
             .filter(|(_, m)| m.alive && !m.oom_killed && m.oom_score_adj > -1000)
@@ -66,32 +82,40 @@ impl Machine {
             .fold(None::<(usize, i64)>, |best, (i, p)| match best {
                 Some((_, bp)) if bp >= p => best,
                 _ => Some((i, p)),
-            });
-        let Some((victim, badness)) = victim else {
-            self.oom_panic = Some("Out of memory and no killable processes".to_string());
-            self.outbox.raise(Signal::Panic);
-            return Err(Access::Killed);
-        };
+            })
+    }
+
+    /// `oom_kill_process`: kill `victim` at `at` (on behalf of `trigger`).
+    fn oom_kill_process(&mut self, victim: usize, badness: i64, trigger: usize, at: u64) {
         let m = &mut self.tasks[victim];
         m.oom_killed = true;
         self.vm.add(VmEvent::OomKill, 1);
         self.oom_kills.push(OomKill {
-            time_ns: self.now + t.cost_ns,
+            time_ns: at,
             victim: m.name.clone(),
             victim_task: victim,
-            trigger_task: t.task,
+            trigger_task: trigger,
             rss_pages: m.rss_anon,
             swapents: m.swapents,
             badness,
         });
         self.oom_victim_pending = Some(victim);
         self.outbox.raise(Signal::OomKill(victim));
-        t.no_progress_loops = 0;
-        if victim == t.task {
-            Err(Access::Killed)
-        } else {
-            Err(Access::Retry(JIFFY_NS))
+    }
+
+    /// `out_of_memory` called by kswapd (the multi-generational LRU's `min_ttl_ms`): no task
+    /// triggered it, so the victim stands as its own trigger in the record. Nothing happens
+    /// while an earlier victim is still exiting or when no task may be killed (kswapd does not
+    /// panic). Returns whether it killed.
+    pub(crate) fn oom_kill_by_kswapd(&mut self, at: u64) -> bool {
+        if self.oom_victim_pending.is_some() {
+            return false;
         }
+        let Some((victim, badness)) = self.select_bad_process() else {
+            return false;
+        };
+        self.oom_kill_process(victim, badness, victim, at);
+        true
     }
 
     /// The oom_reaper's work on the victim: its address space goes back, and the next kill

@@ -53,7 +53,10 @@ impl Machine {
             // folio_rotate_reclaimable: a clean page on the LRU moves to the inactive tail,
             // losing PG_active. Reclaim activated it when it found it under writeback (to keep
             // it out of the way while the write ran); now it is the first to go.
-            if f & pg::LRU != 0 && f & pg::DIRTY == 0 {
+            if f & pg::LRU != 0 && f & pg::DIRTY == 0 && self.lru_gen.is_some() {
+                self.lru_gen_rotate(pfn);
+                self.vm.add(VmEvent::Pgrotated, 1);
+            } else if f & pg::LRU != 0 && f & pg::DIRTY == 0 {
                 let z = self.zone_of(pfn);
                 // The page's memcg's lruvec (the machine's one without cgroups).
                 let lv = match &mut self.memcg {

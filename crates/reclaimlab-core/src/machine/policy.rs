@@ -123,3 +123,11 @@ pub trait PgdatBalanced: std::fmt::Debug {
         hz: usize,
     ) -> bool;
 }
+
+/// `[policy] lru`: which page-replacement algorithm the kernel is built with. Read once when
+/// the machine is built: the multi-generational LRU changes the LRU's data structures
+/// (`Machine::lru_gen`), not a decision the reclaim code could take per call.
+pub trait PageReplacement: std::fmt::Debug {
+    /// The kernel has `CONFIG_LRU_GEN` (its `lru_gen/enabled` then decides whether it is on).
+    fn lru_gen_built(&self) -> bool;
+}

@@ -12,6 +12,10 @@ impl Machine {
     #[inline(always)]
     pub fn lru_add(&mut self, pfn: u32) {
         self.frames.set(pfn, pg::LRU);
+        if self.lru_gen.is_some() {
+            self.lru_gen_add_folio(pfn, false);
+            return;
+        }
         let f = self.frames.link_flags(pfn);
         let z = self.zone_of(pfn);
         if self.memcg.is_some() {
@@ -43,6 +47,11 @@ impl Machine {
     pub fn lru_del(&mut self, pfn: u32) {
         let f = self.frames.link_flags(pfn);
         debug_assert!(f & pg::LRU != 0);
+        if self.lru_gen.is_some() {
+            self.lru_gen_del_folio(pfn, false);
+            self.frames.clear(pfn, pg::LRU);
+            return;
+        }
         let z = self.zone_of(pfn);
         if self.memcg.is_some() {
             self.memcg_lru_del(pfn, lru::lru_of(f), z);
@@ -55,6 +64,11 @@ impl Machine {
     /// `folio_mark_accessed` for an unmapped page-cache page (core-mm §5.1).
     #[inline]
     pub fn mark_accessed(&mut self, pfn: u32) {
+        if self.lru_gen.is_some() {
+            // folio_inc_refs: counted, never moved.
+            self.lru_gen_mark_accessed(pfn);
+            return;
+        }
         let f = self.frames.link_flags(pfn);
         if f & pg::REFERENCED == 0 {
             self.frames.set(pfn, pg::REFERENCED);

@@ -184,7 +184,8 @@ impl Machine {
         // In the swap cache, not mapped: the next access is a minor fault.
         self.pte[v as usize] = pfn;
         self.stat.nr_swapcached += 1;
-        self.lru_add(pfn);
+        // Read ahead inside the fault: the youngest generation under the multi-gen LRU.
+        self.lru_add_in_fault(pfn);
         true
     }
 

@@ -30,6 +30,9 @@ impl Machine {
     /// `workingset_eviction`: the shadow entry for a page leaving memory.
     #[inline]
     pub fn workingset_eviction(&mut self, pfn: u32) -> u32 {
+        if self.lru_gen.is_some() {
+            return self.lru_gen_eviction(pfn);
+        }
         let age = self.lruvec.nonresident_age;
         self.lruvec.nonresident_age += 1;
         let ws = self.frames.test(pfn, pg::WORKINGSET);
@@ -39,6 +42,10 @@ impl Machine {
     /// `workingset_refault`: decide whether a page faulted back in belongs on the active list.
     /// Sets ACTIVE/WORKINGSET on the frame as the kernel does before it is added to the LRU.
     pub fn workingset_refault(&mut self, pfn: u32, shadow: u32) {
+        if self.lru_gen.is_some() {
+            self.lru_gen_refault(pfn, shadow);
+            return;
+        }
         let file = !self.frames.test(pfn, pg::SWAPBACKED);
         let t = if file { FILE } else { ANON };
         let eviction = shadow & SHADOW_AGE_MASK;

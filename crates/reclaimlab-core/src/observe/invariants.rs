@@ -183,10 +183,28 @@ impl Checker {
                 .map(|id| (id, mc.lruvec(id, &node.lruvec)))
                 .collect(),
         };
-        for (memcg, list, l) in lruvecs
-            .iter()
-            .flat_map(|&(id, lv)| lv.lists.iter().enumerate().map(move |(l, li)| (id, li, l)))
-        {
+        // Under the multi-generational LRU the folios are on its generation lists, each
+        // counted in the gauge (inactive or active) its generation stands for.
+        let lists: Vec<(u16, &crate::machine::frames::List, usize)> = match &node.lru_gen {
+            None => lruvecs
+                .iter()
+                .flat_map(|&(id, lv)| lv.lists.iter().enumerate().map(move |(l, li)| (id, li, l)))
+                .collect(),
+            Some(lg) => lg
+                .lruvecs
+                .iter()
+                .enumerate()
+                .flat_map(|(id, st)| {
+                    st.lists.iter().enumerate().flat_map(move |(gi, per_type)| {
+                        per_type.iter().enumerate().map(move |(t, li)| {
+                            let active = st.gen.lru_gen_is_active(gi) as usize;
+                            (id as u16, li, 2 * t + active)
+                        })
+                    })
+                })
+                .collect(),
+        };
+        for (memcg, list, l) in lists {
             let mut n = 0u64;
             for pfn in list.iter_from_tail(fr) {
                 n += 1;
@@ -201,7 +219,13 @@ impl Checker {
                     ));
                 }
                 self.seen[pfn as usize] = 2;
-                if f & pg::LRU == 0 || f & !pg::PAGE_FLAGS != 0 || lru_of(f) != l {
+                // A folio on a generation list never carries PG_active.
+                let on = if node.lru_gen.is_some() {
+                    lru_of(f) ^ (l & 1)
+                } else {
+                    lru_of(f)
+                };
+                if f & pg::LRU == 0 || f & !pg::PAGE_FLAGS != 0 || on != l {
                     return Err(format!("frame {pfn} on LRU list {l} has flags {f:#x}"));
                 }
                 let z = node.zone_of(pfn);
@@ -251,6 +275,7 @@ impl Checker {
                 node.node_lru_zone_size()
             ));
         }
+        node.lru_gen_check()?;
         // Every managed frame is free, on an LRU list, or a kernel allocation (high-order
         // workloads); padding frames are nowhere.
         for (z, zone) in node.zones.iter().enumerate() {
@@ -300,7 +325,9 @@ impl Checker {
                         return Err(format!("vpage {vp}: entry {pte:#x} is not canonical"));
                     }
                     let shadow = pte_shadow(pte);
+                    // (The multi-generational LRU's shadows are generation tokens.)
                     if shadow != SHADOW_NONE
+                        && node.lru_gen.is_none()
                         && age <= SHADOW_AGE_MASK as u64
                         && (shadow & SHADOW_AGE_MASK) as u64 >= age
                     {

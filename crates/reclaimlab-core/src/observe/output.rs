@@ -139,6 +139,10 @@ pub fn render(world: &mut World, e: &Ended) -> RunOutput {
     // /proc/pressure/memory as a read at the end of the run shows it.
     let pressure = world.machines[0].psi.read(PSI_SYSTEM, now).text();
     extra_files.push(("pressure/memory".to_string(), pressure));
+    // /sys/kernel/debug/lru_gen, under the multi-generational LRU only.
+    if world.machines[0].lru_gen.is_some() {
+        extra_files.push(("lru_gen".to_string(), world.machines[0].lru_gen_debugfs()));
+    }
     extra_files.extend(guest_files);
     let node = &world.machines[0];
     let counters: Vec<(String, u64)> = node.vm.named().map(|(n, v)| (n.to_string(), v)).collect();

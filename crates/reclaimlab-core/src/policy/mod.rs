@@ -16,6 +16,7 @@ pub mod hinting;
 pub mod kcompactd;
 pub mod kswapd_balance;
 pub mod kswapd_loop;
+pub mod lru;
 pub mod shrinker;
 pub mod watermark_boost;
 pub mod watermark_check;
@@ -126,7 +127,7 @@ impl<T: ?Sized + 'static> SwitchInfo for Switch<T> {
 
 /// Every switch, in the order the scenario's `[policy]` table and `reclaimlab policies` list
 /// them. A switch whose default is a preset comes after the switch it follows.
-pub fn switches() -> [&'static dyn SwitchInfo; 12] {
+pub fn switches() -> [&'static dyn SwitchInfo; 13] {
     [
         &kswapd_balance::SWITCH,
         &watermarks::SWITCH,
@@ -136,6 +137,7 @@ pub fn switches() -> [&'static dyn SwitchInfo; 12] {
         &kswapd_loop::SWITCH,
         &shrinker::SWITCH,
         &xfs_reclaim::SWITCH,
+        &lru::SWITCH,
         &hinting::SWITCH,
         &blkback_pool::SWITCH,
         &blkback_backing::SWITCH,
@@ -235,6 +237,8 @@ mod tests {
                 "blkback_pool" => "B3",
                 "blkback_backing" => "unpopulated",
                 "blkback_grants" => "v61",
+                // Debian's 6.1 is built without CONFIG_LRU_GEN.
+                "lru" => "classic",
                 _ => "v6.1",
             };
             assert_eq!(c.get(s.name()), want, "{}", s.name());

@@ -11,10 +11,11 @@
 //! last completed mm-list iteration was for (`lruvec->mm_state.seq`), which is all of the
 //! page-table walk state the counter-only aging needs.
 //!
-//! Abstracted: the per-generation page lists (`folios[gen][type][zone]`) are not part of this
-//! struct yet; until the switch is wired in, a list counts as empty when its page count is not
-//! positive. Page counts are signed as in the kernel (a walker's batched updates can make one
-//! briefly negative there; here they cannot, but readers still clamp at 0 as the kernel does).
+//! The per-generation page lists (`folios[gen][type]`) sit beside this struct
+//! (`lruvec.rs`); the machine keeps each list's length equal to its page count (the invariant
+//! check compares them), so a list counts as empty here when its page count is not positive.
+//! Page counts are signed as in the kernel (a walker's batched updates can make one briefly
+//! negative there; here they cannot, but readers still clamp at 0 as the kernel does).
 
 use crate::machine::lru::{ANON, FILE};
 use crate::machine::MAX_NR_ZONES;

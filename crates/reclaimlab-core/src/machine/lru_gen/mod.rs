@@ -5,12 +5,13 @@
 //! This folder holds its arithmetic and its decisions over plain numbers: generation and tier
 //! numbers, the per-lruvec sequence bookkeeping and page counts, where a folio is placed, when
 //! to age, how the refault feedback chooses what to evict, when `min_ttl_ms` calls for an OOM
-//! kill, and the text of its sysfs and debugfs files. The page lists themselves, the
-//! page-table walk and the calls from the fault, page-cache and reclaim paths are not here yet:
-//! every function takes the folio's flags (`pg::*`, as `Frames::page_flags` gives them) and its
-//! generation byte ([`mm_inline::FolioGen`]) by value or `&mut`, and the active/inactive gauges
-//! as the `Lruvec::zone_size` array, so that the machine can call them on a frame once the
-//! switch is wired in.
+//! kill, and the text of its sysfs and debugfs files. Every function takes the folio's flags
+//! (`pg::*`, as `Frames::page_flags` gives them) and its generation byte
+//! ([`mm_inline::FolioGen`]) by value or `&mut`, and the active/inactive gauges as the
+//! `Lruvec::zone_size` array. The state the machine holds (`lruvec.rs`: the lists, the
+//! per-frame bytes, the knobs) sits in `Machine::lru_gen`; the machine's side of the kernel's
+//! code (list moves, the walk, the eviction loop, the counters) is `vmscan/lru_gen.rs`, which
+//! calls in here (issue 35, `[policy] lru = "mglru"`).
 //!
 //! Files, after the kernel parts they model:
 //!
@@ -22,6 +23,7 @@
 //! | `aging.rs` | `mm/vmscan.c`, the aging | `should_run_aging`, `inc_min_seq`, `try_to_inc_min_seq`, `inc_max_seq`, `age_lruvec` and `min_ttl`, look-around window and density |
 //! | `eviction.rs` | `mm/vmscan.c`, the eviction | `get_nr_to_scan`, zone order, `sort_folio`, `isolate_folio`, `should_abort_scan` |
 //! | `workingset.rs` | `mm/workingset.c` (`lru_gen_eviction`, `lru_gen_refault`) | the shadow token and refault accounting |
+//! | `lruvec.rs` | `include/linux/mmzone.h` (`lrugen->folios`) | the generation lists and per-frame bytes the machine holds |
 //! | `sysfs.rs`, `debugfs.rs` | `/sys/kernel/mm/lru_gen/`, `/sys/kernel/debug/lru_gen` | `enabled`, `min_ttl_ms`, the generation dump |
 //!
 //! Dependencies point one way: `mmzone` ← `mm_inline` ← `feedback` ← `aging`, `eviction`,
@@ -29,7 +31,7 @@
 //! without a loop; the state is meant to sit beside `Machine::lruvec` (not inside `Lruvec`,
 //! whose file this folder reads for `ANON`/`FILE` and the gauge indexes).
 //!
-//! Where the switch will plug in (the machine's functions that stand for the kernel's hooks):
+//! Where the switch plugs in (the machine's functions that stand for the kernel's hooks):
 //! `Machine::lru_add`/`lru_del` (`folio_add_lru`, with `PG_active` set inside a fault:
 //! `anon_fault`, `swapin_fault` and its read-ahead; not for `page_cache_insert` from
 //! `file_access`), `mark_accessed` (→ `folio_inc_refs`), `end_writeback`'s rotation
@@ -43,6 +45,7 @@ pub mod aging;
 pub mod debugfs;
 pub mod eviction;
 pub mod feedback;
+pub mod lruvec;
 pub mod mm_inline;
 pub mod mmzone;
 pub mod sysfs;

@@ -226,7 +226,7 @@ impl MemCgroups {
         for m in self.memory.preorder(top) {
             let l = self.lruvec(m, machine);
             for (i, v) in out.iter_mut().enumerate() {
-                *v += l.lists[i].len;
+                *v += l.size(i);
             }
         }
         out

@@ -429,6 +429,9 @@ impl Machine {
             self.mem_cgroup_uncharge(pfn);
         }
         self.guest_free(pfn, 0);
+        if self.lru_gen.is_some() {
+            self.lru_gen_forget(pfn);
+        }
         if self.cfg.host.pcp_lists {
             self.free_unref_page(pfn);
         } else {

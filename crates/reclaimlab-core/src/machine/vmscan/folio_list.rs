@@ -214,7 +214,7 @@ impl Machine {
 
     /// `shrink_folio_list` (core-mm §5.8) over the isolated pages in `list`, oldest first.
     /// Survivors go back on the LRU; freed pages go to the buddy allocator.
-    fn shrink_folio_list(
+    pub(super) fn shrink_folio_list(
         &mut self,
         list: &[u32],
         sc: &mut ScanControl,
@@ -239,7 +239,12 @@ impl Machine {
                     sc.cost_ns += cost.free_page_ns;
                     reclaimed += 1;
                 }
-                Outcome::Keep => self.lru_add(pfn),
+                Outcome::Keep => {
+                    if self.lru_gen.is_some() {
+                        self.lru_gen_putback(pfn);
+                    }
+                    self.lru_add(pfn)
+                }
                 Outcome::Activate => {
                     let f = self.frames.link_flags(pfn);
                     if f & pg::SWAPCACHE != 0 && f & pg::WRITEBACK == 0 && self.swap.is_half_full()

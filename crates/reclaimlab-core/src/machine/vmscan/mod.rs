@@ -4,6 +4,7 @@
 //! `folio_list.rs`.
 
 mod folio_list;
+mod lru_gen;
 mod memcg;
 mod scan_control;
 mod throttle;
@@ -116,6 +117,10 @@ impl Machine {
 
     /// `prepare_scan_count` (core-mm §5.2).
     pub fn prepare_scan_count(&mut self, sc: &mut ScanControl) {
+        if self.lru_gen.is_some() {
+            // The multi-generational LRU balances by its own feedback loop.
+            return;
+        }
         // The target's lruvec: the node's without cgroups; with them its subtree's.
         let (costs, size, refaulted) = match self.memcg {
             None => {
@@ -236,7 +241,13 @@ impl Machine {
     /// its plug 10 ms at the median, docs/VALIDATION.md).
     pub fn shrink_lruvec(&mut self, sc: &mut ScanControl) {
         sc.plugged = self.swap_plug_pages > 0;
-        self.shrink_lruvec_plugged(sc);
+        if self.lru_gen.is_some() {
+            // 6.1: lru_gen_shrink_lruvec in place of the lists' scan (inside the same plug).
+            sc.preempted = false;
+            self.lru_gen_shrink_lruvec(sc);
+        } else {
+            self.shrink_lruvec_plugged(sc);
+        }
         sc.plugged = false;
         if !sc.preempted {
             self.blk_finish_plug(sc);
@@ -484,6 +495,10 @@ impl Machine {
     /// kswapd's `kswapd_age_node`: keep the inactive anon list from running low.
     #[inline]
     pub fn kswapd_age_node(&mut self, sc: &mut ScanControl) {
+        if self.lru_gen.is_some() {
+            self.lru_gen_age_node(sc);
+            return;
+        }
         if self.memcg.is_some() {
             if self.swap.total > 0 {
                 self.age_active_anon_memcgs(sc);

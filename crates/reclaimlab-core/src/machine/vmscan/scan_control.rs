@@ -93,6 +93,11 @@ pub struct ScanControl {
     pub memcg_low_reclaim: bool,
     /// `sc->memcg_low_skipped`: a memcg was spared for its `memory.low`.
     pub memcg_low_skipped: bool,
+    /// `sc->memcgs_need_aging` (multi-generational LRU): kswapd's next aging step is due;
+    /// cleared by an eviction pass that reclaimed enough without needing one.
+    pub memcgs_need_aging: bool,
+    /// `sc->last_reclaimed`: `nr_reclaimed` at kswapd's last aging step.
+    pub last_reclaimed: u64,
 }
 
 impl ScanControl {
@@ -129,6 +134,8 @@ impl ScanControl {
             memcg_pos: None,
             memcg_low_reclaim: false,
             memcg_low_skipped: false,
+            memcgs_need_aging: false,
+            last_reclaimed: 0,
         }
     }
 }

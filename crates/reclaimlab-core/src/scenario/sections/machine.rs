@@ -251,6 +251,17 @@ section! {
             "vm.vfs_cache_pressure: percent weight of dentries and inodes in the superblock shrinker's count",
         )
         .unit("%");
+        lru_gen_enabled: 0x0007 => Key::new(
+            "lru_gen_enabled",
+            Ty::UInt { min: 0, max: u32::MAX as u64 },
+            "/sys/kernel/mm/lru_gen/enabled with [policy] lru = \"mglru\": capability bits, 0x0001 the multi-generational LRU itself (0: the two-list LRU of the same kernel), 0x0002 aging walks the page tables, 0x0004 the walk skips page tables whose non-leaf accessed bit is clear (unsupported in a Xen PV guest); bits beyond these are ignored; unread with lru = \"classic\"",
+        );
+        lru_gen_min_ttl_ms: 0 => Key::new(
+            "lru_gen_min_ttl_ms",
+            Ty::UInt { min: 0, max: u32::MAX as u64 },
+            "/sys/kernel/mm/lru_gen/min_ttl_ms with [policy] lru = \"mglru\": kswapd OOM-kills when every generation of the working set is younger than this (thrashing protection); rounded up to a jiffy; 0 turns it off",
+        )
+        .unit("ms");
     }
     children: [],
     rules: [],
@@ -390,6 +401,7 @@ section! {
         scan_unmapped_ns: 300 => Key::new("scan_unmapped", LATENCY, "isolating and judging one unmapped LRU page");
         scan_mapped_ns: 1_500 => Key::new("scan_mapped", LATENCY, "isolating and judging one mapped page (the rmap walk that reads and clears its young bits); with unmap = 0 it also stands for the unmap");
         unmap_ns: 0 => Key::new("unmap", LATENCY, "unmapping one mapped page that reclaim goes on to write or free (try_to_unmap: a second rmap walk, the PTE cleared, the TLB flushed), on top of scan_mapped; 0: part of scan_mapped");
+        lru_gen_walk_ns: 20 => Key::new("lru_gen_walk", LATENCY, "with [policy] lru = \"mglru\": the aging's page-table walk, per page-table entry it tests and clears (an abstraction: the walk is modelled as a pass over the mapped folios of the lruvec, at this cost each; its Bloom filters and non-leaf PMD skipping are not modelled)");
         swapout_submit_ns: 2_000 => Key::new("swapout_submit", LATENCY, "submitting one page for swap-out");
         free_page_ns: 100 => Key::new("free_page", LATENCY, "freeing one page back to the allocator");
         slowpath_ns: 1_000 => Key::new("slowpath", LATENCY, "fixed cost of one allocation slow-path entry");
