@@ -147,7 +147,13 @@ def fake_engine(monkeypatch) -> FakeEngine:
 
 
 def read_tree(directory: Path) -> dict[str, bytes]:
-    return {p.name: p.read_bytes() for p in sorted(directory.iterdir())}
+    """Every file under ``directory`` by its relative path (``pressure/memory`` sits in a
+    directory of its own)."""
+    return {
+        p.relative_to(directory).as_posix(): p.read_bytes()
+        for p in sorted(directory.rglob("*"))
+        if p.is_file()
+    }
 
 
 __all__ = ["reclaimlab", "tiny_text", "tiny_dict", "read_tree", "run_cli", "FakeEngine"]

@@ -22,7 +22,7 @@ import reclaimlab
 from reclaimlab import api, cli, results
 from reclaimlab.results import PARQUET_OPTIONS, SERIES_CHUNK_ROWS
 
-from conftest import run_cli, tiny_dict, tiny_text
+from conftest import read_tree, run_cli, tiny_dict, tiny_text
 
 ROOT = Path(__file__).resolve().parents[2]
 TRACE = ROOT / "scenarios" / "traces" / "zipf-db.oracleGeneral.zst"
@@ -314,7 +314,7 @@ def test_a_directory_as_scenario_says_so(tmp_path, capsys):
 def test_an_engine_panic_is_one_line_exit_70_and_a_log(tiny_scenario, tmp_path):
     out = tmp_path / "res"
     assert run_cli("run", str(tiny_scenario), "--out", str(out)).returncode == 0
-    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    before = read_tree(out)
     env = {**os.environ, "RECLAIMLAB_TEST_PANIC": "1"}
     env.pop("RUST_BACKTRACE", None)
     p = subprocess.run(
@@ -330,7 +330,7 @@ def test_an_engine_panic_is_one_line_exit_70_and_a_log(tiny_scenario, tmp_path):
     text = log.read_text()
     assert "backtrace:" in text and "lib.rs" in text and "--seed 9" in text
     # The earlier finished result is intact; the next run replaces it (and the log) as usual.
-    assert {p.name: p.read_bytes() for p in out.iterdir() if p.name != log.name} == before
+    assert {n: b for n, b in read_tree(out).items() if n != log.name} == before
     assert run_cli("run", str(tiny_scenario), "--out", str(out)).returncode == 0
     assert not log.exists()
     assert json.loads((out / "summary.json").read_text())["seed"] == 1

@@ -585,9 +585,13 @@ impl Actor for Kswapd {
         self.cost_ns = 0;
         let now = cx.now();
         let node = cx.machine();
+        let was_balancing = self.balancing();
         let next = Kswapd::step(self, node);
-        let end = now + self.cost_ns;
-        self.psi_update(node, now, end);
+        // Most steps are a run's iterations, which change nothing PSI sees.
+        if !(was_balancing && self.balancing()) {
+            let end = now + self.cost_ns;
+            self.psi_update(node, now, end);
+        }
         cx.charge_cpu(self.cost_ns);
         next.into()
     }

@@ -328,21 +328,22 @@ impl Psi {
         t.flags = (t.flags & !clear) | set;
         let cpu = t.cpu;
         let curr_ms = self.curr_in_memstall[cpu];
-        let mut g = Some(t.group);
-        while let Some(id) = g {
+        let period = self.period;
+        let mut next_work = self.next_work;
+        let mut bugs = 0;
+        let mut id = t.group;
+        loop {
             let group = &mut self.groups[id as usize];
             // A change queues the group's averaging work if it is not queued (it stops
             // when the group has been idle for a period).
             if group.work_at == u64::MAX {
-                group.work_at = now + self.period;
-                self.next_work = self.next_work.min(group.work_at);
+                group.work_at = now + period;
+                next_work = next_work.min(group.work_at);
             }
             let gc = &mut group.cpus[cpu];
             gc.record_times(now);
-            let oncpu = if clear & TSK_ONCPU != 0 {
-                false
-            } else if set & TSK_ONCPU != 0 {
-                true
+            let oncpu = if (clear | set) & TSK_ONCPU != 0 {
+                set & TSK_ONCPU != 0
             } else {
                 gc.state_mask & PSI_ONCPU != 0
             };
@@ -350,7 +351,7 @@ impl Psi {
                 if clear & (1 << i) != 0 {
                     match n.checked_sub(1) {
                         Some(v) => *n = v,
-                        None => self.bugs += 1,
+                        None => bugs += 1,
                     }
                 }
                 if set & (1 << i) != 0 {
@@ -358,8 +359,13 @@ impl Psi {
                 }
             }
             gc.state_mask = test_states(&gc.tasks, oncpu, curr_ms);
-            g = group.parent;
+            match group.parent {
+                Some(p) => id = p,
+                None => break,
+            }
         }
+        self.next_work = next_work;
+        self.bugs += bugs;
     }
 
     /// The task becomes runnable (`psi_enqueue` on wake-up): its I/O wait, if any, ends.
