@@ -151,6 +151,8 @@ impl Sampler {
         }
         // Each memory cgroup's memory.current and memory.swap.current (none without).
         names.extend(super::memcg::timeseries_names(node));
+        // The multi-generational LRU's generations (none under the two-list LRU).
+        names.extend(super::lru_gen::timeseries_names(node));
         Sampler {
             zones,
             cpus,
@@ -191,6 +193,7 @@ impl Sampler {
             vals.extend([c.busy_ns, c.runq_wait_ns]);
         }
         super::memcg::timeseries_values(node, &mut vals);
+        super::lru_gen::timeseries_values(node, &mut vals);
         let row: Vec<i64> = vals.into_iter().map(|v| v as i64).collect();
         self.series.push(&row);
         self.last_time = Some(now);
