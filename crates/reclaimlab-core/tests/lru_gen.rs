@@ -185,3 +185,43 @@ fn a_cgroup_reclaims_its_own_generations() {
     let memcgs: Vec<&str> = dbg.lines().filter(|l| l.starts_with("memcg")).collect();
     assert_eq!(memcgs, ["memcg     1 /", "memcg     2 /box"], "{dbg}");
 }
+
+/// The time series has each type's pages by generation under the generations, and no such
+/// columns under the two-list LRU; at every sample they add up to the LRU gauges.
+#[test]
+fn the_time_series_has_the_generation_sizes() {
+    let classic = go(&anon_overcommit("classic", ""), InvariantMode::Off);
+    assert!(classic.timeseries.column("lru_gen_max_seq").is_none());
+    let out = go(&anon_overcommit("mglru", ""), InvariantMode::Off);
+    let col = |n: &str| out.timeseries.column(n).unwrap_or_else(|| panic!("no {n}"));
+    let seq = col("lru_gen_max_seq");
+    assert!(seq.windows(2).all(|w| w[1] >= w[0]), "max_seq never falls");
+    assert!(seq.last().unwrap() > &seq[0], "it aged");
+    let lru: Vec<i64> = [
+        "nr_inactive_anon",
+        "nr_active_anon",
+        "nr_inactive_file",
+        "nr_active_file",
+    ]
+    .iter()
+    .map(|n| col(n))
+    .fold(vec![0; seq.len()], |acc, c| {
+        acc.iter().zip(c).map(|(a, b)| a + b).collect()
+    });
+    let gens: Vec<i64> = ["anon", "file"]
+        .iter()
+        .flat_map(|t| (0..4).map(move |k| format!("lru_gen_{t}_young{k}")))
+        .map(|n| col(&n))
+        .fold(vec![0; seq.len()], |acc, c| {
+            acc.iter().zip(c).map(|(a, b)| a + b).collect()
+        });
+    assert_eq!(gens, lru);
+    // The two youngest generations are the active gauge.
+    let active: Vec<i64> = col("nr_active_anon");
+    let young: Vec<i64> = col("lru_gen_anon_young0")
+        .iter()
+        .zip(col("lru_gen_anon_young1"))
+        .map(|(a, b)| a + b)
+        .collect();
+    assert_eq!(young, active);
+}

@@ -5,6 +5,7 @@ pub mod fs;
 pub mod ftrace;
 pub mod guests;
 pub mod invariants;
+pub mod lru_gen;
 pub mod memcg;
 pub mod output;
 pub mod procfs;

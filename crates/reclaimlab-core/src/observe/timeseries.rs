@@ -162,6 +162,8 @@ impl Sampler {
         ] {
             names.push(n.into());
         }
+        // The multi-generational LRU's generations (none under the two-list LRU).
+        names.extend(super::lru_gen::timeseries_names(node));
         Sampler {
             zones,
             cpus,
@@ -209,6 +211,7 @@ impl Sampler {
             p.avg_x100(false, 0),
             p.avg_x100(true, 0),
         ]);
+        super::lru_gen::timeseries_values(node, &mut vals);
         let row: Vec<i64> = vals.into_iter().map(|v| v as i64).collect();
         self.series.push(&row);
         self.last_time = Some(now);
