@@ -155,7 +155,7 @@ fn steady_half_stall_and_the_idle_catch_up() {
     );
     assert_eq!(psi.avgs(SYS, true), [102_147, 64_657, 19_059]);
     assert_eq!(psi.total_ns(SYS, false), 30 * (p / 2));
-    assert_eq!(fixed_pct(102_147), "49.87");
+    assert_eq!(avgs::fixed_pct(102_147), "49.87");
 
     psi.sleep(&mut t, false, 30 * p);
     let text = psi.show_memory(SYS, 34 * p + 1);

@@ -1,0 +1,83 @@
+//! What the multi-generational LRU shows of itself: `/sys/kernel/debug/lru_gen`, and the
+//! checks of its state the invariant check makes.
+
+use super::*;
+
+impl Machine {
+    /// The debugfs file `/sys/kernel/debug/lru_gen` of this node: the root's block, then each
+    /// memcg's, with the cgroups' paths.
+    pub fn lru_gen_debugfs(&self) -> String {
+        use crate::machine::lru_gen::debugfs::{memcg_line, node_block};
+        let node = self.lru_gen.as_deref().expect("lru_gen is on");
+        let now = jiffies(self.now);
+        let mut out = String::new();
+        match &self.memcg {
+            None => {
+                memcg_line(&mut out, 1, "/");
+                node_block(&mut out, &node.lruvecs[0].gen, self.nid, now);
+            }
+            Some(mc) => {
+                for m in mc.memory.preorder(0) {
+                    let i = m as usize;
+                    let path = format!("/{}", mc.names[i].trim_start_matches('/'));
+                    // The kernel's memcg ids start at 1 for the root.
+                    memcg_line(&mut out, m + 1, &path);
+                    let st = node
+                        .lruvecs
+                        .get(i)
+                        .map_or_else(|| LruGen::new(now), |l| l.gen.clone());
+                    node_block(&mut out, &st, self.nid, now);
+                }
+            }
+        }
+        out
+    }
+
+    /// Checks of the generation state (the invariant check calls it): each list holds what
+    /// its counts say, every folio's generation byte names its list, the sequence numbers are
+    /// valid, and the active/inactive gauges are what the counts imply.
+    pub fn lru_gen_check(&self) -> Result<(), String> {
+        let Some(node) = self.lru_gen.as_deref() else {
+            return Ok(());
+        };
+        for (id, st) in node.lruvecs.iter().enumerate() {
+            if !st.gen.seq_is_valid() {
+                return Err(format!(
+                    "lru_gen lruvec {id}: max_seq {} min_seq {:?} is not a valid state",
+                    st.gen.max_seq, st.gen.min_seq
+                ));
+            }
+            for (gi, per_type) in st.lists.iter().enumerate() {
+                for (t, list) in per_type.iter().enumerate() {
+                    let count: i64 = st.gen.nr_pages[gi][t].iter().sum();
+                    if count != list.len as i64 {
+                        return Err(format!(
+                            "lru_gen lruvec {id}: generation {gi} type {t} counts {count} pages, its list holds {}",
+                            list.len
+                        ));
+                    }
+                    for pfn in list.iter_from_tail(&self.frames) {
+                        if node.folios.get(pfn).gen() != Some(gi) {
+                            return Err(format!(
+                                "lru_gen lruvec {id}: frame {pfn} on generation {gi}'s list says {:?}",
+                                node.folios.get(pfn).gen()
+                            ));
+                        }
+                    }
+                }
+            }
+            let gauge = st.gen.recount_gauge();
+            let lv = match &self.memcg {
+                None => &self.lruvec,
+                Some(mc) => mc.lruvec(id as u16, &self.lruvec),
+            };
+            if lv.zone_size != gauge {
+                return Err(format!(
+                    "lru_gen lruvec {id}: active/inactive gauges {:?} but the generations imply {:?}",
+                    lv.zone_size, gauge
+                ));
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,83 @@
+//! The aging step of the multi-generational LRU (`try_to_inc_max_seq`) with its abstracted
+//! page-table walk (docs/MODEL.md, "Multi-generational LRU").
+
+use super::*;
+
+impl Machine {
+    /// `try_to_inc_max_seq` for memcg `id`'s lruvec (taken out of the node: `gen`, `lists`)
+    /// whose caller read `max_seq`: unless an aging step for it already ran, the walk (with
+    /// `LRU_GEN_MM_WALK` and anon evictable) promotes every mapped folio of the older
+    /// generations whose accessed bit is set to the youngest, clearing the bit; then the
+    /// oldest generations full to four are merged (their folios moved, `inc_min_seq`) and
+    /// `max_seq` advances. Its time goes to `cost`. Returns whether `max_seq` is past the
+    /// caller's.
+    pub(super) fn lru_gen_try_to_inc_max_seq(
+        &mut self,
+        id: usize,
+        gen: &mut LruGen,
+        lists: &mut GenLists,
+        max_seq: u64,
+        can_swap: bool,
+        cost: &mut u64,
+    ) -> bool {
+        if max_seq <= gen.mm_seq {
+            return max_seq < gen.max_seq;
+        }
+        let now = jiffies(self.now + *cost);
+        let walk = self.lru_gen.as_deref().expect("lru_gen is on").caps & sysfs::LRU_GEN_MM_WALK;
+        let mut walked = 0u64;
+        let zone_start = self.zone_start;
+        let (node, gauge, frames) = parts!(self, id);
+        if walk != 0 && can_swap {
+            let youngest = lru_gen_from_seq(gen.max_seq);
+            for seq in gen.min_seq[ANON]..gen.max_seq {
+                let gi = lru_gen_from_seq(seq);
+                let mut pfn = lists[gi][ANON].tail;
+                while pfn != NIL {
+                    let next = frames.prev(pfn);
+                    walked += 1;
+                    let vp = frames.owner(pfn);
+                    let young = PTE_MAPPED | PTE_YOUNG;
+                    let hit = vp != NIL
+                        && self.pte[vp as usize] & (PTE_SWAP | PTE_MAPPED | PTE_YOUNG) == young;
+                    if hit {
+                        let pte = &mut self.pte[vp as usize];
+                        *pte &= !PTE_YOUNG;
+                        let z = zone_of(&zone_start, pfn);
+                        let old = frames.page_flags(pfn);
+                        let (mut f, mut g) = (old, node.folios.get(pfn));
+                        gen.folio_update_gen(gauge, &mut f, &mut g, z, 1, youngest);
+                        lists[gi][ANON].remove(frames, pfn);
+                        lists[youngest][ANON].push_head(frames, pfn);
+                        node.folios.set(pfn, g);
+                        store_flags(frames, pfn, old, f);
+                    }
+                    pfn = next;
+                }
+            }
+        }
+        // inc_min_seq's list moves: a type with four generations merges its oldest into the
+        // next (anon only when it can be swapped: otherwise its folios stay and become part of
+        // the youngest, as the kernel leaves them).
+        for type_ in [FILE, ANON] {
+            if gen.nr_gens(type_) < MAX_NR_GENS || (type_ == ANON && !can_swap) {
+                continue;
+            }
+            let old_gen = lru_gen_from_seq(gen.min_seq[type_]);
+            while lists[old_gen][type_].tail != NIL {
+                let pfn = lists[old_gen][type_].tail;
+                let z = zone_of(&zone_start, pfn);
+                let old = frames.page_flags(pfn);
+                let (mut f, mut g) = (old, node.folios.get(pfn));
+                let new = gen.folio_inc_gen(gauge, &mut f, &mut g, z, 1, false);
+                lists[old_gen][type_].remove(frames, pfn);
+                lists[new][type_].push_tail(frames, pfn);
+                node.folios.set(pfn, g);
+                store_flags(frames, pfn, old, f);
+            }
+        }
+        node.walked += walked;
+        *cost += walked * self.cfg.cost.lru_gen_walk_ns;
+        gen.try_to_inc_max_seq_nowalk(max_seq, can_swap, now, gauge)
+    }
+}
