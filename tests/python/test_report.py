@@ -37,9 +37,10 @@ def test_report_renders_every_chart_in_chromium(sweep_dir, tmp_path):
     assert r.returncode == 0, r.stderr
     n = int(re.search(r"\((\d+) charts\)", r.stdout).group(1))
     text = html_path.read_text()
-    # 10 counters' bars and the workload thread's accesses + 2 axes x 4 lines + 4 heatmaps + 3
-    # time-series charts per point (no pressure or cgroup in these runs).
-    assert n == 10 + 1 + 8 + 4 + 4 * 3, r.stdout
+    # 10 counters' bars, the workload thread's accesses and the two stall totals (PSI) + 2 axes
+    # x (4 counters and the 2 stall totals) lines + 4 heatmaps + 4 time-series charts per point
+    # (free pages, scan, swap, pressure; no cgroup in these runs).
+    assert n == 10 + 1 + 2 + 2 * (4 + 2) + 4 + 4 * 4, r.stdout
     assert text.count('class="chart"') == n
     # Self-contained: no script, style or image is fetched from anywhere.
     # All but the inlined bundle (which cannot hold "</script": the report escapes it).
@@ -123,7 +124,9 @@ def test_a_runs_report_draws_its_pressure_and_cgroups_in_chromium(tmp_path):
     assert r.returncode == 0, r.stderr
     plain = report.page_for(out)
     base = len(plain.charts)
-    assert base >= 3 and not any("pressure" in s or "cgroups" in s for s, _ in plain.charts)
+    # Every run has its pressure; only a run with cgroups has their chart.
+    assert base >= 4 and any(s.endswith("pressure") for s, _ in plain.charts)
+    assert not any("cgroups" in s for s, _ in plain.charts)
     ts = pd.read_parquet(out / "timeseries.parquet")
     n = len(ts)
     ts["psi_memory_some_total_us"] = [1000 * i * i for i in range(n)]
@@ -140,7 +143,7 @@ def test_a_runs_report_draws_its_pressure_and_cgroups_in_chromium(tmp_path):
     r = run_cli("report", str(out), "-o", str(html_path))
     assert r.returncode == 0, r.stderr
     n_charts = int(re.search(r"\((\d+) charts\)", r.stdout).group(1))
-    assert n_charts == base + 2
+    assert n_charts == base + 1
     text = html_path.read_text()
     assert "Memory cgroups at the end" in text and "pod.a" in text
     page = render(html_path)
