@@ -17,7 +17,10 @@ from conftest import run_cli, tiny_text
 
 from reclaimlab import api
 from reclaimlab import sweep as sweeps
-from reclaimlab.results import RESULT_FILES, run_key
+from reclaimlab.results import PRESSURE_FILE, RESULT_FILES, run_key
+
+# A run's files: RESULT_FILES and, since every run reports its memory pressure, pressure/memory.
+RUN_FILES = sorted([*RESULT_FILES, PRESSURE_FILE.split("/")[0]])
 from reclaimlab.store import Store
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -125,7 +128,7 @@ def test_sweep_writes_store_and_summaries_and_reuses(tmp_path):
     found = entries(store)
     assert len(found) == 12
     for e in found:
-        assert sorted(os.listdir(e)) == sorted(RESULT_FILES)
+        assert sorted(os.listdir(e)) == RUN_FILES
         summary = json.loads((e / "summary.json").read_text())
         assert e.name == run_key(summary["scenario"], summary["seed"])
         assert json.loads((store / "meta" / f"{e.name}.json").read_text())["wall_time_s"] > 0
@@ -183,7 +186,7 @@ def test_sigkill_mid_sweep_loses_nothing_and_recomputes_nothing(tmp_path):
     assert 3 <= len(finished) < 12, "the sweep finished before it could be killed"
     # Nothing half-written: every entry is complete and matches its key.
     for e in finished:
-        assert sorted(os.listdir(e)) == sorted(RESULT_FILES), e
+        assert sorted(os.listdir(e)) == RUN_FILES, e
         s = json.loads((e / "summary.json").read_text())
         assert e.name == run_key(s["scenario"], s["seed"])
     time.sleep(0.5)
@@ -201,7 +204,7 @@ def test_sigkill_mid_sweep_loses_nothing_and_recomputes_nothing(tmp_path):
     assert len(final) == 12
     assert {e: (e / "summary.json").stat().st_mtime_ns for e in finished} == mtimes
     for e in final:
-        assert sorted(os.listdir(e)) == sorted(RESULT_FILES)
+        assert sorted(os.listdir(e)) == RUN_FILES
     csv = _rows(out)
     assert len(csv) == 12 and sorted(csv["key"]) == [e.name for e in final]
     # No temporaries left anywhere in the store, or beside the summaries.
