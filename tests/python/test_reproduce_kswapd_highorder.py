@@ -226,8 +226,9 @@ def test_the_html_report_renders_in_chromium(repro, tmp_path):
     ours = head(runs["b", "v2.6.36"], "pgscan_kswapd")
     assert f"<td>{ours:,}</td>" in text
     n = text.count('class="chart"')
-    # Per situation: 6 counter bars, 3 time-series charts per run; (b) adds the thread chart.
-    assert n == 3 * 6 + 3 * 8 + 1
+    # Per situation: 6 counter bars, 4 time-series charts per run (free pages, scan, swap,
+    # pressure); (b) adds the thread chart.
+    assert n == 3 * 6 + 4 * 8 + 1
     page = render(html)
     assert page.errors == [], page.errors
     assert page.charts_rendered == str(n)
