@@ -1,5 +1,5 @@
-//! The aging step of the multi-generational LRU (`try_to_inc_max_seq`) with its abstracted
-//! page-table walk (docs/MODEL.md, "Multi-generational LRU").
+//! The aging of the multi-generational LRU: `try_to_inc_max_seq` with its abstracted
+//! page-table walk, and kswapd's `lru_gen_age_node` (docs/MODEL.md, "Multi-generational LRU").
 
 use super::*;
 
@@ -79,5 +79,54 @@ impl Machine {
         node.walked += walked;
         *cost += walked * self.cfg.cost.lru_gen_walk_ns;
         gen.try_to_inc_max_seq_nowalk(max_seq, can_swap, now, gauge)
+    }
+
+    /// `lru_gen_age_node` (kswapd, each priority iteration): age every lruvec that needs a
+    /// generation; with `min_ttl_ms`, when no lruvec's oldest generation is older than it,
+    /// call the OOM killer (not for high-order reclaim).
+    pub(in crate::machine::vmscan) fn lru_gen_age_node(&mut self, sc: &mut ScanControl) {
+        let min_ttl = self.lru_gen.as_deref().expect("lru_gen is on").min_ttl;
+        sc.last_reclaimed = sc.nr_reclaimed;
+        if min_ttl == 0 && lru_gen_age_node_skips(&mut sc.memcgs_need_aging) {
+            return;
+        }
+        let ids: Vec<usize> = match &self.memcg {
+            None => vec![0],
+            Some(mc) => mc.memory.preorder(0).map(|m| m as usize).collect(),
+        };
+        let mut success = false;
+        for id in ids {
+            let below_min = self
+                .memcg
+                .as_ref()
+                .is_some_and(|mc| mc.memory.below_min(id as u16));
+            let swappiness = self.lru_gen_swappiness();
+            let (priority, now) = (sc.priority, jiffies(self.now + sc.cost_ns));
+            let mut cost = sc.cost_ns;
+            let r = self.with_lruvec(id, |m, gen, lists| {
+                gen.age_lruvec(
+                    below_min,
+                    swappiness,
+                    priority,
+                    true,
+                    min_ttl,
+                    now,
+                    |g, ms| {
+                        m.lru_gen_try_to_inc_max_seq(id, g, lists, ms, swappiness != 0, &mut cost)
+                    },
+                )
+            });
+            sc.cost_ns = cost;
+            success |= r.success();
+        }
+        if min_ttl_oom(success, min_ttl, sc.order) {
+            let at = self.now + sc.cost_ns;
+            if self.oom_kill_by_kswapd(at) {
+                self.lru_gen
+                    .as_deref_mut()
+                    .expect("lru_gen is on")
+                    .min_ttl_kills += 1;
+            }
+        }
     }
 }
