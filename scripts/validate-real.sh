@@ -15,7 +15,15 @@
 # 2 minutes a boot) and their table (full sittings only), a separate comparison.
 # The guest runs under TCG, as every kept sitting did, even where KVM works: the costs and
 # the pace are TCG's (ACCEL=kvm for a sitting of its own under KVM, and a profile of its own).
+# An interrupted sitting (the host needed, the session over) goes on with RESUME=1 and the
+# same SITTING: the scenarios without kept boots are booted (one under way when it stopped
+# from its first boot), the traces not yet made are made, the rest is as for a new sitting.
+# The order puts what the scores need first: every scenario's boots, the calibration
+# scenarios' task traces (the profile is derived from them), the sitting's record, profile
+# and tables; then the prediction scenarios' task traces (diagnosis, in no score) and the
+# free page reporting runs.
 #   bash scripts/validate-real.sh            # a sitting: every scenario, 5 boots each
+#   RESUME=1 SITTING=validation/sittings/2026-11-29-b bash scripts/validate-real.sh
 #   REPS=7 bash scripts/validate-real.sh validation/predict/mix.toml   # a partial re-sitting
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -24,27 +32,56 @@ ACCEL="${ACCEL:-tcg}"
 SITTING="${SITTING:-validation/sittings/$(date -u +%F)}"
 bash scripts/validate-setup.sh
 [ -x .venv/bin/reclaimlab ] || bash scripts/setup.sh
+RESUME="${RESUME:-0}"
 if [ $# -gt 0 ]; then
     scenarios=("$@")
 else
     scenarios=(validation/calibrate/*.toml validation/predict/*.toml)
 fi
-if [ -e "$SITTING/sitting.json" ]; then
-    echo "validate-real: $SITTING exists; a sitting is one run (SITTING=... to name another)" >&2
+if [ "$RESUME" = 1 ]; then
+    if [ $# -gt 0 ]; then
+        echo "validate-real: RESUME=1 goes on with what the sitting's record lists; give no scenarios" >&2
+        exit 2
+    fi
+    # What is left to boot, from the record (an error, and exit 2, if there is no such sitting).
+    left="$(.venv/bin/python scripts/validate-sitting.py "$SITTING" --resume)"
+    mapfile -t to_boot <<<"$left"
+    [ -n "$left" ] || to_boot=()
+    echo "validate-real: resuming $SITTING: ${#to_boot[@]} scenarios left to boot" >&2
+elif [ -e "$SITTING/sitting.json" ]; then
+    echo "validate-real: $SITTING exists; a sitting is one run (SITTING=... to name another," \
+        "RESUME=1 to go on with an interrupted one)" >&2
     exit 2
+else
+    mkdir -p "$SITTING/real"
+    # The record first: every calibration and prediction scenario is due in this sitting.
+    .venv/bin/python scripts/validate-sitting.py "$SITTING" --begin
+    to_boot=("${scenarios[@]}")
 fi
-mkdir -p "$SITTING/real"
-# The record first: every calibration and prediction scenario is due in this sitting.
-.venv/bin/python scripts/validate-sitting.py "$SITTING" --begin
-.venv/bin/reclaimlab validate --boot --sitting "$SITTING" --accel "$ACCEL" --reps "$REPS" \
-    "${scenarios[@]}" >/dev/null
+if [ ${#to_boot[@]} -gt 0 ]; then
+    .venv/bin/reclaimlab validate --boot --sitting "$SITTING" --accel "$ACCEL" --reps "$REPS" \
+        "${to_boot[@]}" >/dev/null
+fi
+# One boot of each tracing every task; a trace kept already (a resumed sitting) is not redone.
+trace_tasks() {
+    for f in "$@"; do
+        [ -e "$SITTING/real/$(basename "$f" .toml).tasks.json" ] && continue
+        .venv/bin/python scripts/validate-trace.py "$f" --tasks --accel "$ACCEL" --sitting "$SITTING"
+    done
+}
+calibration=() prediction=()
 for f in "${scenarios[@]}"; do
-    .venv/bin/python scripts/validate-trace.py "$f" --tasks --accel "$ACCEL" --sitting "$SITTING"
+    case "$f" in
+        */calibrate/*) calibration+=("$f") ;;
+        *) prediction+=("$f") ;;
+    esac
 done
+trace_tasks "${calibration[@]}"
 if .venv/bin/python scripts/validate-sitting.py "$SITTING" --reps "$REPS"; then
     .venv/bin/python scripts/validate-calibrate.py
 fi
 .venv/bin/reclaimlab validate --all --reps "$REPS" --format markdown --write-doc docs/VALIDATION.md >/dev/null
+trace_tasks "${prediction[@]}"
 if [ $# -eq 0 ]; then
     .venv/bin/reclaimlab validate --balloon --boot --accel "$ACCEL" --real-only --reps "$REPS" >/dev/null
     .venv/bin/reclaimlab validate --balloon --write-doc docs/VALIDATION.md >/dev/null

@@ -2,9 +2,10 @@
 complete when every scenario due in it has REPS kept boots, else say why it is partial
 (docs/VALIDATION.md, "Protocol"). A partial sitting never becomes the reference. With --begin
 (the script's first step): start the sitting's record, every calibration and prediction
-scenario due in it.
+scenario due in it. With --resume (an interrupted sitting, RESUME=1): print the scenario files
+still to boot, one a line, and note the resumption in the record.
 
-Usage: .venv/bin/python scripts/validate-sitting.py SITTING_DIR [--reps N] [--begin]
+Usage: .venv/bin/python scripts/validate-sitting.py SITTING_DIR [--reps N] [--begin|--resume]
 """
 
 from __future__ import annotations
@@ -24,7 +25,24 @@ def main() -> int:
     p.add_argument("sitting", type=Path)
     p.add_argument("--reps", type=int, default=5)
     p.add_argument("--begin", action="store_true", help="start the record: what is due")
+    p.add_argument("--resume", action="store_true",
+                   help="print the scenario files an interrupted sitting has still to boot")
     args = p.parse_args()
+    if args.resume:
+        try:
+            left = sittings.resume(args.sitting, ROOT)
+        except ValidateError as e:
+            print(f"validate-sitting: {e}", file=sys.stderr)
+            return 2
+        files = {p.stem: p for p in sittings.scenarios(ROOT)}
+        gone = [n for n in left if n not in files]
+        if gone:
+            print(f"validate-sitting: {args.sitting}: due scenarios no longer under {ROOT}: "
+                  f"{', '.join(gone)}; a sitting cannot resume without them", file=sys.stderr)
+            return 2
+        for n in left:
+            print(files[n].relative_to(ROOT.parent))
+        return 0
     if args.begin:
         due = sittings.begin(args.sitting)
         print(f"{args.sitting}: {len(due)} scenarios due: {', '.join(due)}")

@@ -317,3 +317,39 @@ def test_bad_profile_and_speed_are_one_line_exit_2(tmp_path, capsys):
     code = cli.main(["validate", "--reps", "1", "--speed", "fast", mix])
     err = capsys.readouterr().err
     assert code == 2 and "--speed 'fast': give `auto` or a positive number" in err
+
+
+def test_an_interrupted_sitting_resumes_with_what_it_has_not_kept(tmp_path):
+    """RESUME=1 (scripts/validate-real.sh): the scenarios without kept boots are left, in the
+    order they were due, and the record notes the resumption; a complete one has nothing left to
+    boot; a sitting that was never begun is refused with the way out."""
+    import subprocess
+    import sys
+
+    for d in ("calibrate", "predict"):
+        shutil.copytree(VALIDATION / d, tmp_path / d)
+    new = tmp_path / "sittings" / "2026-12-02"
+    with pytest.raises(ValidateError, match="no such sitting record.*validate-real.sh"):
+        sittings.resume(new, tmp_path)
+    due = sittings.begin(new)
+    (new / "real").mkdir()
+    for name in due[:3]:
+        (new / "real" / f"{name}.json").write_text(json.dumps({"reps": [{}] * 5}))
+    # The fourth was under way: some of its boots recorded, none kept.
+    sittings.record_boot(new, due[3], {"rep": 1, "status": "kept"})
+    assert sittings.resume(new, tmp_path) == due[3:]
+    rec = json.loads((new / sittings.RECORD).read_text())
+    assert rec["resumed"][0]["left"] == due[3:] and not rec["complete"]
+    for name in due[3:]:
+        (new / "real" / f"{name}.json").write_text(json.dumps({"reps": [{}] * 5}))
+    assert sittings.finish(new, tmp_path, 5) == []
+    # Complete: nothing left to boot (the script goes on with the traces it lacks).
+    assert sittings.resume(new, tmp_path) == []
+    assert sittings.is_complete(new, tmp_path)
+    # The script prints the files to boot, relative to the repository (the real tree's sitting
+    # record is not touched: a sitting of a name that does not exist is refused).
+    r = subprocess.run([sys.executable, str(ROOT / "scripts" / "validate-sitting.py"),
+                        str(VALIDATION / "sittings" / "no-such-sitting"), "--resume"],
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and "no such sitting record" in r.stderr
+    assert "Traceback" not in r.stderr

@@ -12,6 +12,7 @@ beside it, as before the protocol.
 
 from __future__ import annotations
 
+import datetime
 import json
 from pathlib import Path
 
@@ -120,6 +121,26 @@ def begin(sitting: Path) -> list[str]:
     sitting.mkdir(parents=True, exist_ok=True)
     (sitting / RECORD).write_text(json.dumps(rec, indent=1) + "\n")
     return rec["scenarios"]
+
+
+def resume(sitting: Path, root: Path) -> list[str]:
+    """Go on with an interrupted sitting (scripts/validate-real.sh with RESUME=1): the scenarios
+    due in it that have no kept boots yet, in the order they were due. A scenario whose boots
+    were under way is booted again from its first rep (its kept file is written only after
+    its last boot, so none of its boots was kept); what was kept stays. A complete sitting has
+    nothing left to boot (the script then makes only the traces it lacks). The record notes
+    when the sitting resumed, so the gap between its boots is on record."""
+    record = sitting / RECORD
+    if not record.is_file():
+        raise ValidateError(f"{record}: no such sitting record; begin a sitting with "
+                            "`bash scripts/validate-real.sh` (without RESUME=1)")
+    rec = json.loads(record.read_text())
+    left = [] if rec.get("complete") else missing(sitting, root)
+    rec.setdefault("resumed", []).append(
+        {"at": datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat(),
+         "left": left})
+    record.write_text(json.dumps(rec, indent=1) + "\n")
+    return left
 
 
 def record_boot(sitting: Path, scenario: str, entry: dict) -> None:
