@@ -88,6 +88,9 @@ pub struct Scenario {
     pub xen: Option<XenConfig>,
     /// Memory cgroups (v2) below the root (`[[cgroup]]`), in declaration order.
     pub cgroups: Vec<CgroupConfig>,
+    /// The userspace memory controller's parameters (`[controller]`; it runs when
+    /// `[policy] memcg_controller` names one, with the defaults when the table is absent).
+    pub controller: Option<ControllerConfig>,
     /// Virtual machines run by this host (`[[guest]]`), each a machine of its own.
     pub guests: Vec<GuestConfig>,
     pub workloads: Vec<Workload>,
@@ -177,6 +180,7 @@ pub struct SimConfig {
 pub use crate::machine::fs::FsConfig;
 
 /// The `[cost]` table is the machine's CPU cost model (its defaults are declared with its keys).
+pub use crate::actors::memcg_controller::ControllerConfig;
 pub use crate::machine::cost::CostModel;
 
 /// The machine tables (`[host]`, `[sysctl]`, `[swap]`, `[disk]`, `[writeback]`, `[oom]`) are
@@ -213,6 +217,8 @@ pub struct Workload {
     pub fsmark: Option<FsmarkSpec>,
     pub simoops: Option<SimoopsSpec>,
     pub drop_caches: Option<DropCachesSpec>,
+    /// Writes of `memory.reclaim` to a cgroup.
+    pub memory_reclaim: Option<MemoryReclaimSpec>,
     /// Lookups and `stat` over the filesystem's files.
     pub stat: Option<StatSpec>,
     /// A Xen domU's block I/O job.

@@ -21,6 +21,7 @@ use super::{
 use crate::machine::config::CgroupConfig;
 use crate::machine::oom_kill::OomKill;
 use crate::machine::page_counter::{CounterId, ROOT_COUNTER};
+use crate::machine::psi::PsiGroupId;
 use crate::machine::signal::Signal;
 use crate::machine::vmstat::VmEvent;
 use crate::machine::{Access, Machine, TaskCtx, HZ, JIFFY_NS};
@@ -36,10 +37,26 @@ pub enum ChargeFail {
 
 impl Machine {
     /// Give the machine its memory cgroups (`[[cgroup]]`); without this call it has none.
+    /// Each memcg gets its PSI group under its parent's (`memory.pressure`): the memcgs are
+    /// numbered parents first, so creating the groups in id order makes a memcg's PSI group
+    /// id its memcg id.
     pub fn setup_memcg(&mut self, cgroups: &[CgroupConfig]) -> Result<(), String> {
         let n = self.frames.len();
-        self.memcg = Some(Box::new(MemCgroups::new(cgroups, n)?));
+        let mc = MemCgroups::new(cgroups, n)?;
+        for id in 1..mc.len() as CounterId {
+            let parent = mc.memory.parent(id).unwrap_or(ROOT_COUNTER);
+            let g = self.psi.add_group(parent as PsiGroupId, self.now)?;
+            debug_assert_eq!(g, id as PsiGroupId);
+        }
+        self.memcg = Some(Box::new(mc));
         Ok(())
+    }
+
+    /// The PSI group of `task`: its memcg's (the system group without cgroups; a task in the
+    /// root memcg counts in the system group, as the root cgroup's tasks do).
+    #[inline]
+    pub fn task_psi_group(&self, task: usize) -> PsiGroupId {
+        self.task_memcg(task) as PsiGroupId
     }
 
     /// The memcg `task` runs in (the root without cgroups).

@@ -39,6 +39,7 @@ fn minimal_takes_every_default() {
         fsmark: None,
         simoops: None,
         drop_caches: None,
+        memory_reclaim: None,
         stat: None,
         blkio: None,
     });
