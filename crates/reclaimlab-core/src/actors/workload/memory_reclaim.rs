@@ -51,11 +51,12 @@ impl MemoryReclaimWriter {
         w.writes += 1;
         w.eagain += matches!(end, ReclaimWrite::Again { .. }) as u64;
         w.reclaimed += end.reclaimed();
+        let (every, at) = (w.every_ns, w.at_ns);
         let done = now + t.ctx.cost_ns;
-        match w.every_ns {
+        match every {
             Some(every) => {
-                w.at_ns = (w.at_ns + every).max(done);
-                Wake::At(w.at_ns)
+                t.work.at_ns = (at + every).max(done);
+                Wake::At(t.work.at_ns)
             }
             None => t.finish(m, done, false),
         }
