@@ -17,7 +17,8 @@ from .. import api
 from ..compare import RENDERERS, Column
 from ..results import RunDirError, load_run
 from ..sweep.planning import set_key
-from ._common import CliError, add_store_argument, claim_result_dir, open_store, positive_int
+from ._common import (CliError, add_store_argument, claim_result_dir, open_store, positive_int,
+                      scenario_value)
 
 NAME = "compare"
 HELP = "compare runs in an mmtests-style table"
@@ -79,13 +80,7 @@ def parse_axis(text: str) -> tuple[str, list[Any]]:
     if not sep or not key or not all(parts):
         raise CliError(f"--axis {text!r}: expected KEY=V1,V2,... (e.g. policy.lru=classic,mglru)")
 
-    def value(v: str) -> Any:
-        try:
-            return tomllib.loads(f"v = {v}")["v"]
-        except tomllib.TOMLDecodeError:
-            return v
-
-    return key, [value(v) for v in parts]
+    return key, [scenario_value(v) for v in parts]
 
 
 def _variants(scenario: str, axis: tuple[str, list[Any]] | None) -> list[tuple[str, Any]]:

@@ -35,6 +35,7 @@ from typing import Any
 
 
 from .. import api
+from . import overrides
 from ..results import write_text_atomic
 from ..store import Store
 from ..tables import markdown_table
@@ -106,7 +107,7 @@ def reproduce(situations, root: Path, seed: int, *, store: Store, trace: bool = 
                                 "situations": []}
 
     def xen(scn: dict[str, Any]) -> dict[str, Any]:
-        return api.ensure_result(scn, store, seed=seed).summary["xen"]
+        return api.ensure_result(overrides.apply(scn), store, seed=seed).summary["xen"]
 
     fitted: dict[int | None, cal_.Calibration | None] = {}
 

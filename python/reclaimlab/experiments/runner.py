@@ -21,6 +21,7 @@ from types import ModuleType
 from typing import Any
 
 from .. import api
+from . import overrides
 from ..compare import (
     Cell,
     Column,
@@ -85,7 +86,8 @@ def reproduce(
     """Run ``situations`` (of experiment module ``exp``) with ``seed`` into ``store``, linked
     under ``root``; write and return the report. ``trace`` also records each run's trace
     (postprocess form)."""
-    report = [f"# {exp.TITLE}", "", f"Seed {seed}. Runs in `{root}`.", ""]
+    report = [f"# {exp.TITLE}", "", f"Seed {seed}. Runs in `{root}`. {overrides.describe()}"
+              .rstrip(), ""]
     manifest: dict[str, Any] = {"experiment": exp.NAME, "title": exp.TITLE, "seed": seed,
                                 "situations": []}
     failed = 0
@@ -99,7 +101,7 @@ def reproduce(
         keys = {}
         for _, policy in sit.policies:
             got = api.ensure_result(
-                sit.scenario(policy, seed, sdir), store, seed=seed,
+                overrides.apply(sit.scenario(policy, seed, sdir)), store, seed=seed,
                 trace="postprocess" if trace else None, view=sdir / policy,
             )
             keys[policy] = got.key
