@@ -180,8 +180,10 @@ pub struct SimConfig {
 pub use crate::machine::fs::FsConfig;
 
 /// The `[cost]` table is the machine's CPU cost model (its defaults are declared with its keys).
-pub use crate::actors::memcg_controller::ControllerConfig;
 pub use crate::machine::cost::CostModel;
+
+/// The `[controller]` table is the userspace memory controller's own configuration.
+pub use crate::actors::memcg_controller::ControllerConfig;
 
 /// The machine tables (`[host]`, `[sysctl]`, `[swap]`, `[disk]`, `[writeback]`, `[oom]`) are
 /// the machine's own configuration types.
