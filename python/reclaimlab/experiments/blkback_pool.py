@@ -35,10 +35,10 @@ from types import SimpleNamespace
 from typing import Any
 
 from .. import api
-from . import overrides
 from ..results import load_run
 from ..store import Store
 from ..tables import markdown_table
+from . import overrides
 from . import blkback_pool_checks as bc
 from .checks import Check, Situation, close_situation, finish, open_situation
 from .sensitivity import Knob, pair_sweep, sweep_knob

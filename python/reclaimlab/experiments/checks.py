@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from .. import api
-from . import overrides
 from ..report import REPRODUCTION_MANIFEST
 from ..results import write_text_atomic
+from . import overrides
 
 #: What a check's figure is to the model (report.json's ``role``).
 ROLES = ("prediction", "calibration", "invariant", "control")

@@ -37,9 +37,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .. import api
-from . import overrides
 from ..report import REPRODUCTION_MANIFEST
 from ..results import TRACE_FILE, Run, write_text_atomic
+from . import overrides
 from . import runner
 from .checks import Check, band_check, manifest_checks
 

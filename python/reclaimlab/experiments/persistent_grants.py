@@ -35,10 +35,10 @@ from typing import Any
 
 
 from .. import api
-from . import overrides
 from ..results import write_text_atomic
 from ..store import Store
 from ..tables import markdown_table
+from . import overrides
 from . import persistent_grants_calibration as cal_
 from . import persistent_grants_checks as chk
 from .checks import Check, Situation, close_situation, finish, open_situation

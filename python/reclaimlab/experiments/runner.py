@@ -21,7 +21,6 @@ from types import ModuleType
 from typing import Any
 
 from .. import api
-from . import overrides
 from ..compare import (
     Cell,
     Column,
@@ -36,6 +35,7 @@ from ..report import REPRODUCTION_MANIFEST
 from ..results import load_run, write_text_atomic
 from ..store import Store
 from ..tables import markdown_table
+from . import overrides
 
 #: The sections of the comparison table a reproduction prints (the full vmstat dump is in
 #: each run's directory).

@@ -26,11 +26,11 @@ from pathlib import Path
 from typing import Any
 
 from .. import api
-from . import overrides
 from .. import sweep as sweeps
 from ..results import load_run, write_text_atomic
 from ..store import Store
 from ..tables import markdown_table
+from . import overrides
 
 #: A sweep's directory under the reproduction's root.
 SENSITIVITY_DIR = "sensitivity"

@@ -30,10 +30,10 @@ from types import SimpleNamespace
 from typing import Any
 
 from .. import api
-from . import overrides
 from ..results import load_run
 from ..store import Store
 from ..tables import markdown_table
+from . import overrides
 from .checks import (
     Check,
     Reproduction,
