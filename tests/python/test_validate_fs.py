@@ -23,7 +23,10 @@ PREDICT = VALIDATION / "predict"
 # The last sitting before these scenarios were added (the reference until the protocol's first
 # sitting, 2026-11-29, booted them all).
 BEFORE = VALIDATION / "sittings" / "2026-11-28"
-REF = VALIDATION / "sittings" / "2026-11-29"
+# The protocol's first sitting, which booted them all; the cgroup scenarios came after it and
+# were first booted in the second, the reference now.
+FIRST = VALIDATION / "sittings" / "2026-11-29"
+REF = VALIDATION / "sittings" / "2026-11-29-night"
 # /proc/meminfo and /proc/slabinfo of a Debian 6.1 guest before and after an XFS storm (the
 # trial boot of xfs-create-walk-100, cut to a few caches), as its console carried them.
 SAMPLE = Path(__file__).with_name("data") / "validate-fs-console.log"
@@ -215,12 +218,15 @@ def test_the_workload_program_creates_and_walks_as_the_model_does(tmp_path):
 
 
 def test_a_sitting_from_before_them_lists_them_not_yet_sat(capsys):
-    # The reference sitting booted every one of them; the cgroup scenarios came after it.
+    # The first sitting booted every one of them; the cgroup scenarios came after it, and the
+    # reference (the second) booted every scenario.
     assert sittings.reference(VALIDATION) == REF
+    assert not any(sittings.not_yet_sat(p, REF) for p in sittings.scenarios(VALIDATION))
     assert sorted(p.stem for p in sittings.scenarios(VALIDATION)
-                  if sittings.not_yet_sat(p, REF)) == CGROUP
-    assert sorted(sittings.due(REF, VALIDATION)) == sorted(
+                  if sittings.not_yet_sat(p, FIRST)) == CGROUP
+    assert sorted(sittings.due(FIRST, VALIDATION)) == sorted(
         p.stem for p in sittings.scenarios(VALIDATION) if p.stem not in CGROUP)
+    assert sittings.is_complete(FIRST, VALIDATION)
     # The sitting before them: not due there, not yet sat, and it stays complete.
     assert sorted(p.stem for p in sittings.scenarios(VALIDATION)
                   if sittings.not_yet_sat(p, BEFORE)) == sorted(NEW + CGROUP)
