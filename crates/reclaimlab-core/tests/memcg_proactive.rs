@@ -150,7 +150,7 @@ fn a_write_that_finds_nothing_to_reclaim_ends_in_eagain_and_one_below_a_page_ask
     let w = &summary(&out)["cgroups"]["app"]["proactive"]["memory.reclaim"];
     assert_eq!((u(&w["writes"]), u(&w["eagain"]), u(&w["reclaimed"])), (1, 1, 0));
     // 100 bytes is no page: met at once, nothing reclaimed.
-    let out = go(&one_write("100", "1GiB"));
+    let out = go(&one_write("100B", "1GiB"));
     let w = &summary(&out)["cgroups"]["app"]["proactive"]["memory.reclaim"];
     assert_eq!((u(&w["writes"]), u(&w["eagain"]), u(&w["reclaimed"])), (1, 0, 0));
 }
