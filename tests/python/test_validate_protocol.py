@@ -344,6 +344,8 @@ def test_an_interrupted_sitting_resumes_with_what_it_has_not_kept(tmp_path):
     assert sittings.resume(new, tmp_path) == due[3:]
     rec = json.loads((new / sittings.RECORD).read_text())
     assert rec["resumed"][0]["left"] == due[3:] and not rec["complete"]
+    # The under-way scenario's recorded boot was never written: the record says it was lost.
+    assert [(b["scenario"], b["status"]) for b in rec["boots"]] == [(due[3], "lost")]
     for name in due[3:]:
         (new / "real" / f"{name}.json").write_text(json.dumps({"reps": [{}] * 5}))
     assert sittings.finish(new, tmp_path, 5) == []

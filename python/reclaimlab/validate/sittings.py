@@ -126,6 +126,12 @@ def _record(sitting: Path) -> dict:
     return {"complete": False, "scenarios": [p.stem for p in scenarios(root)], "boots": []}
 
 
+def _save(sitting: Path, rec: dict) -> None:
+    """Write the sitting's record (the one place that does)."""
+    sitting.mkdir(parents=True, exist_ok=True)
+    (sitting / RECORD).write_text(json.dumps(rec, indent=1) + "\n")
+
+
 def begin(sitting: Path, lru: str = "classic") -> list[str]:
     """Start a sitting's record before its first boot: every calibration and prediction
     scenario is due in it (the scenarios added later are not), its guests under ``lru`` (the
@@ -134,8 +140,7 @@ def begin(sitting: Path, lru: str = "classic") -> list[str]:
     rec = _record(sitting)
     if lru != "classic":
         rec["lru"] = lru
-    sitting.mkdir(parents=True, exist_ok=True)
-    (sitting / RECORD).write_text(json.dumps(rec, indent=1) + "\n")
+    _save(sitting, rec)
     return rec["scenarios"]
 
 
@@ -152,10 +157,16 @@ def resume(sitting: Path, root: Path) -> list[str]:
                             "`bash scripts/validate-real.sh` (without RESUME=1)")
     rec = json.loads(record.read_text())
     left = [] if rec.get("complete") else missing(sitting, root)
+    # Boots of a scenario left to boot were recorded as they ended, but its kept file was never
+    # written: the record says they were lost, not kept.
+    for b in rec.get("boots", []):
+        if b.get("scenario") in left and b.get("status") == "kept":
+            b["status"] = "lost"
+            b["why"] = "the sitting stopped before the scenario's boots were written"
     rec.setdefault("resumed", []).append(
         {"at": datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat(),
          "left": left})
-    record.write_text(json.dumps(rec, indent=1) + "\n")
+    _save(sitting, rec)
     return left
 
 
@@ -165,8 +176,7 @@ def record_boot(sitting: Path, scenario: str, entry: dict) -> None:
     rec = _record(sitting)
     rec["complete"] = False
     rec["boots"].append({"scenario": scenario} | entry)
-    sitting.mkdir(parents=True, exist_ok=True)
-    (sitting / RECORD).write_text(json.dumps(rec, indent=1) + "\n")
+    _save(sitting, rec)
 
 
 def finish(sitting: Path, root: Path, reps: int) -> list[str]:
@@ -184,6 +194,5 @@ def finish(sitting: Path, root: Path, reps: int) -> list[str]:
                 why.append(f"{name}: {n} of {reps} boots kept")
     rec["complete"] = not why
     rec["incomplete_because"] = why
-    sitting.mkdir(parents=True, exist_ok=True)
-    (sitting / RECORD).write_text(json.dumps(rec, indent=1) + "\n")
+    _save(sitting, rec)
     return why
