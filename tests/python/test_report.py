@@ -173,7 +173,7 @@ def test_a_cgroup_runs_report_has_each_cgroups_pressure(tmp_path):
     assert stalled["tight"] > 0 and stalled["idle"] == 0, stalled
     assert (out / "cgroup" / "tight" / "memory.pressure").read_text().startswith("some avg10=")
     page = report.page_for(out)
-    spec = next(s for slug, s in page.charts if slug.endswith("cgroup pressure"))
+    spec = next(s for slug, s in page.charts if slug.endswith("cgroup-pressure"))
     rows = [row for ds in spec["datasets"].values() for row in ds]
     assert {row["cgroup"] for row in rows} == {"tight", "idle"}
     assert max(row["percent"] for row in rows if row["cgroup"] == "tight") > 0

@@ -16,7 +16,6 @@ mod xen;
 
 use crate::actors::kswapd::KSWAPD_PID;
 use crate::actors::memcg_controller::{MemcgControllerAgent, AGENT_PID};
-use crate::world::Actor;
 use crate::engine::ActorId;
 use crate::machine::{Machine, PAGE_SIZE};
 use crate::observe::ftrace::{TaskId, TaskTracer, TraceFormat, Tracer};
@@ -27,6 +26,7 @@ use crate::observe::vm_rss::VmRss;
 use crate::observe::xen::XenActors;
 use crate::scenario::Scenario;
 use crate::sim_error::SimError;
+use crate::world::Actor;
 use crate::world::World;
 
 pub use machine::{host_layout, host_machine, host_params};
@@ -114,8 +114,8 @@ pub fn world(
     let xen = xen::cast_xen(&mut cast, scn, &mut machine, 0, 1)?;
     // The host's userspace memory controller, when `[policy] memcg_controller` runs one.
     let params = scn.controller.clone().unwrap_or_default();
-    let agent = MemcgControllerAgent::new(&mut machine, &params, &*v.memcg_controller, 0)
-        .map(|a| {
+    let agent =
+        MemcgControllerAgent::new(&mut machine, &params, &*v.memcg_controller, 0).map(|a| {
             let who = TaskId::new(a.name(), AGENT_PID, 0);
             cast.push(Add {
                 member: Member::Actor(0, Box::new(a)),

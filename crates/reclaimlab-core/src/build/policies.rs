@@ -8,8 +8,8 @@
 use std::rc::Rc;
 
 use crate::actors::kcompactd::KcompactdPolicy;
-use crate::actors::memcg_controller::MemcgController;
 use crate::actors::kswapd::KswapdLoop;
+use crate::actors::memcg_controller::MemcgController;
 use crate::machine::page_reporting::FreePageHinting;
 use crate::machine::policy::WatermarkSetup;
 use crate::machine::xen::policy::{BlkbackPool, GnttabBacking, PersistentGrants};

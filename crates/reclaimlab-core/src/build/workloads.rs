@@ -3,8 +3,8 @@
 //! `Thread`s, its filesystem workloads (fsmark, simoops, stat, drop_caches) actors of their own.
 
 use crate::actors::workload::drop_caches::DropCaches;
-use crate::actors::workload::memory_reclaim::MemoryReclaimWriter;
 use crate::actors::workload::fsmark::Fsmark;
+use crate::actors::workload::memory_reclaim::MemoryReclaimWriter;
 use crate::actors::workload::simoops::Simoops;
 use crate::actors::workload::stat::Stat;
 use crate::actors::workload::trace::TraceReplay;
@@ -218,7 +218,12 @@ pub fn build_fs_threads<'a>(
             (Some(n), Some(mc)) => mc.id_of(n),
             _ => None,
         }
-        .ok_or_else(|| format!("workload {}: memory_reclaim has no declared cgroup to write", w.name))?;
+        .ok_or_else(|| {
+            format!(
+                "workload {}: memory_reclaim has no declared cgroup to write",
+                w.name
+            )
+        })?;
         let o = next(out);
         let a = MemoryReclaimWriter::new(&o, spec, target);
         out.push((a.at_ns, TaskId::new(&a.name, a.pid, a.cpu), Box::new(a)));

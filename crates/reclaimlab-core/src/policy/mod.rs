@@ -241,6 +241,8 @@ mod tests {
                 "blkback_grants" => "v61",
                 // Debian's 6.1 is built without CONFIG_LRU_GEN.
                 "lru" => "classic",
+                // No userspace agent unless the scenario runs one.
+                "memcg_controller" => "none",
                 _ => "v6.1",
             };
             assert_eq!(c.get(s.name()), want, "{}", s.name());

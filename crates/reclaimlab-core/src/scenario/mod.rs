@@ -127,6 +127,9 @@ pub struct GuestConfig {
     /// Discards are inhibited on the host (device assignment, postcopy): reports are acked
     /// without discarding anything.
     pub discard_inhibited: bool,
+    /// The host memory cgroup the VM's process runs in (its guest RAM is charged there);
+    /// `None`: the root.
+    pub cgroup: Option<String>,
     pub sysctl: Sysctl,
     pub swap: SwapDevice,
     pub cost: CostModel,

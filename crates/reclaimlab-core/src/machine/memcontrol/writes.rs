@@ -21,8 +21,9 @@ use super::MAX_RECLAIM_RETRIES;
 /// How a write of `memory.reclaim` ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReclaimWrite {
-    /// The request was met; `reclaimed` may be more than asked (each pass asks for at least
-    /// `SWAP_CLUSTER_MAX` pages).
+    /// The request was met; `reclaimed` may be more than asked: each pass asks for at least
+    /// `SWAP_CLUSTER_MAX` pages, and in 6.1 the last priority of a pass compares only its own
+    /// reclaim with the whole request, so a large request can end up to twice met.
     Done { reclaimed: u64 },
     /// `EAGAIN`: sixteen passes in a row reclaimed nothing before the request was met.
     Again { reclaimed: u64 },

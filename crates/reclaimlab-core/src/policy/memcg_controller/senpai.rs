@@ -95,11 +95,17 @@ mod tests {
         // Its own limit goes on from there, whatever the usage reads.
         assert_eq!(s.decide(&r(1, 0), &p), Decision::SetHigh(98 * 4096));
         // A 1 s stall doubles it; memory.max caps it.
-        assert_eq!(s.decide(&r(1, 1_000_000), &p), Decision::SetHigh(196 * 4096));
+        assert_eq!(
+            s.decide(&r(1, 1_000_000), &p),
+            Decision::SetHigh(196 * 4096)
+        );
         for _ in 0..4 {
             s.decide(&r(1, 1_000_000), &p);
         }
-        assert_eq!(s.decide(&r(1, 1_000_000), &p), Decision::SetHigh(1000 * 4096));
+        assert_eq!(
+            s.decide(&r(1, 1_000_000), &p),
+            Decision::SetHigh(1000 * 4096)
+        );
         // Cuts stop at min_size.
         for _ in 0..500 {
             s.decide(&r(1, 0), &p);

@@ -135,8 +135,8 @@ section! {
 /// must be declared, the tree must not loop, and a workload's cgroup must exist.
 pub const CGROUP_TREE: Rule<Scenario> = Rule {
     name: "the cgroups form a tree",
-    doc: "a `[[cgroup]]`'s `parent`, a `[[workload]]`'s `cgroup` and the cgroup a \
-          `[workload.memory_reclaim]` writes must name a declared `[[cgroup]]`, and following \
+    doc: "a `[[cgroup]]`'s `parent`, a `[[workload]]`'s or a KVM `[[guest]]`'s `cgroup` and \
+          the cgroup a `[workload.memory_reclaim]` writes must name a declared `[[cgroup]]`, and following \
           parents must reach the root",
     check: |s, _| {
         let find = |n: &str| s.cgroups.iter().position(|c| c.name == n);
@@ -219,6 +219,23 @@ pub const CGROUP_TREE: Rule<Scenario> = Rule {
             }
         }
         for (g, guest) in s.guests.iter().enumerate() {
+            if let Some(c) = &guest.cgroup {
+                if s.xen.is_some() {
+                    return Err(Fix::new(
+                        format!("guest \"{}\": a Xen domain is in no host cgroup", guest.name),
+                        "a domU's memory belongs to the hypervisor, not to a host process: \
+                         leave cgroup out, or drop [xen] for a KVM host",
+                    )
+                    .at(format!("guest[{g}].cgroup")));
+                }
+                if find(c).is_none() {
+                    return Err(Fix::new(
+                        format!("guest \"{}\": cgroup \"{c}\" is not declared", guest.name),
+                        names(),
+                    )
+                    .at(format!("guest[{g}].cgroup")));
+                }
+            }
             let in_cgroup = |w: &crate::scenario::Workload| {
                 w.cgroup.is_some() || w.memory_reclaim.is_some()
             };
@@ -282,7 +299,7 @@ section! {
 pub const CONTROLLER_CGROUPS: Rule<Scenario> = Rule {
     name: "a memory controller has cgroups",
     doc: "`[policy] memcg_controller` other than \"none\" needs at least one `[[cgroup]]` (it \
-          controls the leaf cgroups)",
+          controls the leaf cgroups); a guest's must be \"none\" (guests have no cgroups)",
     check: |s, _| {
         let v = s.policy.choices.get("memcg_controller");
         if v != "none" && s.cgroups.is_empty() {
@@ -292,6 +309,18 @@ pub const CONTROLLER_CGROUPS: Rule<Scenario> = Rule {
                  or set memcg_controller = \"none\"",
             )
             .at("policy.memcg_controller"));
+        }
+        // A guest has no memory cgroups of its own: its agent would control nothing.
+        for (i, g) in s.guests.iter().enumerate() {
+            let v = g.policy.choices.get("memcg_controller");
+            if v != "none" {
+                return Err(Fix::new(
+                    format!("guest \"{}\": memcg_controller = \"{v}\", and guests have no memory cgroups", g.name),
+                    "set the controller in the host's [policy] (it controls the host's [[cgroup]]s, a VM's \
+                     process among them with [[guest]] cgroup = \"...\"), or leave it out of the guest",
+                )
+                .at(format!("guest[{i}].policy.memcg_controller")));
+            }
         }
         Ok(())
     },

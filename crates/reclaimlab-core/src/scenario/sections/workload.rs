@@ -6,8 +6,8 @@ use std::path::Path;
 use crate::scenario::schema::{section, Fix, Optional, Rule, Ty, Val};
 use crate::scenario::{
     AccessPattern, AnonSpec, Compression, DropCachesSpec, FileOp, FileSpec, FsmarkSpec,
-    HighOrderGfp, HighOrderSpec, Lifetimes, MemoryReclaimSpec, ObjectSize, SimoopsSpec, StatSpec, TraceFormat,
-    TraceKind, TraceSpec, TraceTime, Workload, KIB, MIB, NS_PER_MS, NS_PER_US,
+    HighOrderGfp, HighOrderSpec, Lifetimes, MemoryReclaimSpec, ObjectSize, SimoopsSpec, StatSpec,
+    TraceFormat, TraceKind, TraceSpec, TraceTime, Workload, KIB, MIB, NS_PER_MS, NS_PER_US,
 };
 
 const DURATION: Ty = Ty::Duration { min: 0 };
