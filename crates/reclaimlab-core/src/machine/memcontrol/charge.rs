@@ -161,16 +161,18 @@ impl Machine {
     /// `reclaim_high`: limit reclaim of `nr` pages on each memcg of `id`'s chain (below the
     /// root) that is over its `memory.high`, counting a `high` event for each.
     fn reclaim_high(&mut self, id: CounterId, nr: u64, t: &mut TaskCtx) -> u64 {
-        let chain: Vec<CounterId> = match &self.memcg {
-            Some(mc) => mc
-                .memory
-                .ancestors(id)
-                .filter(|&c| !mc.memory.is_root(c))
-                .collect(),
-            None => return 0,
-        };
+        if self.memcg.is_none() {
+            return 0;
+        }
         let mut got = 0;
-        for m in chain {
+        // Up the chain by parent links, the root left out.
+        let mut next = Some(id);
+        while let Some(m) = next {
+            let memory = &self.memcg.as_ref().expect("cgroups").memory;
+            next = memory.parent(m);
+            if memory.is_root(m) {
+                continue;
+            }
             let over = self.memcg.as_ref().is_some_and(|mc| {
                 let c = mc.memory.get(m);
                 c.usage > c.high
