@@ -2,8 +2,8 @@
 # The main job: set up, run every example scenario (results/report.md), then reproduce every
 # seed thread's experiment into one result store and write one HTML report with every check and
 # its plots (results/reproduce/report.html, figures in results/reproduce/report-figures/), and
-# run the example sweeps sweeps/kswapd-balance.toml and sweeps/memcg-high.toml with their
-# reports.
+# run the example sweeps sweeps/kswapd-balance.toml, sweeps/memcg-high.toml and
+# sweeps/memcg-controller.toml with their reports.
 # Finished runs are kept in one result store, results/.store: running it
 # again recomputes nothing that is up to date.
 set -euo pipefail
@@ -23,8 +23,12 @@ repro=0
 # memory.high from the whole footprint down to half of it: throughput, refaults, pressure.
 .venv/bin/reclaimlab sweep sweeps/memcg-high.toml --out results/sweeps/memcg-high --store results/.store
 .venv/bin/reclaimlab report results/sweeps/memcg-high
+# A userspace controller on a cold footprint: none, senpai-like, TMO-like.
+.venv/bin/reclaimlab sweep sweeps/memcg-controller.toml --out results/sweeps/memcg-controller --store results/.store
+.venv/bin/reclaimlab report results/sweeps/memcg-controller
 echo "main: done; see results/report.md, results/reproduce/report.html and results/reproduce/*/report.md," \
-    "results/sweeps/kswapd-balance/report.html, results/sweeps/memcg-high/report.html"
+    "results/sweeps/kswapd-balance/report.html, results/sweeps/memcg-high/report.html," \
+    "results/sweeps/memcg-controller/report.html"
 if [ "$repro" -ne 0 ]; then
     echo "main: some reproduction checks FAIL (the FAIL lines of results/reproduce/*/report.md)" >&2
     exit 1

@@ -25,11 +25,22 @@
 #   bash scripts/validate-real.sh            # a sitting: every scenario, 5 boots each
 #   RESUME=1 SITTING=validation/sittings/2026-11-29-b bash scripts/validate-real.sh
 #   REPS=7 bash scripts/validate-real.sh validation/predict/mix.toml   # a partial re-sitting
+# LRU=mglru makes the protocol's second run: every scenario again with the guest's
+# multi-generational LRU switched on (and the model's, `[policy] lru = "mglru"`), into
+# validation/sittings/<date>-mglru, scored with the same profile; the profile is not derived
+# from it and it makes no task traces and no balloon runs (docs/VALIDATION.md, "Under the
+# multi-generational LRU").
+#   LRU=mglru bash scripts/validate-real.sh
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 REPS="${REPS:-5}"
 ACCEL="${ACCEL:-tcg}"
-SITTING="${SITTING:-validation/sittings/$(date -u +%F)}"
+LRU="${LRU:-classic}"
+case "$LRU" in
+    classic) SITTING="${SITTING:-validation/sittings/$(date -u +%F)}" ;;
+    mglru) SITTING="${SITTING:-validation/sittings/$(date -u +%F)-mglru}" ;;
+    *) echo "validate-real: LRU=$LRU: give classic or mglru" >&2; exit 2 ;;
+esac
 bash scripts/validate-setup.sh
 [ -x .venv/bin/reclaimlab ] || bash scripts/setup.sh
 RESUME="${RESUME:-0}"
@@ -55,15 +66,17 @@ elif [ -e "$SITTING/sitting.json" ]; then
 else
     mkdir -p "$SITTING/real"
     # The record first: every calibration and prediction scenario is due in this sitting.
-    .venv/bin/python scripts/validate-sitting.py "$SITTING" --begin
+    .venv/bin/python scripts/validate-sitting.py "$SITTING" --begin --lru "$LRU"
     to_boot=("${scenarios[@]}")
 fi
 if [ ${#to_boot[@]} -gt 0 ]; then
-    .venv/bin/reclaimlab validate --boot --sitting "$SITTING" --accel "$ACCEL" --reps "$REPS" \
+    .venv/bin/reclaimlab validate --boot --lru "$LRU" --sitting "$SITTING" --accel "$ACCEL" --reps "$REPS" \
         "${to_boot[@]}" >/dev/null
 fi
 # One boot of each tracing every task; a trace kept already (a resumed sitting) is not redone.
 trace_tasks() {
+    # The task traces measure the two-list guest (the profile's inputs, and diagnosis).
+    [ "$LRU" = classic ] || return 0
     for f in "$@"; do
         [ -e "$SITTING/real/$(basename "$f" .toml).tasks.json" ] && continue
         .venv/bin/python scripts/validate-trace.py "$f" --tasks --accel "$ACCEL" --sitting "$SITTING"
@@ -77,12 +90,12 @@ for f in "${scenarios[@]}"; do
     esac
 done
 trace_tasks "${calibration[@]}"
-if .venv/bin/python scripts/validate-sitting.py "$SITTING" --reps "$REPS"; then
+if .venv/bin/python scripts/validate-sitting.py "$SITTING" --reps "$REPS" && [ "$LRU" = classic ]; then
     .venv/bin/python scripts/validate-calibrate.py
 fi
-.venv/bin/reclaimlab validate --all --reps "$REPS" --format markdown --write-doc docs/VALIDATION.md >/dev/null
+.venv/bin/reclaimlab validate --all --lru "$LRU" --reps "$REPS" --format markdown --write-doc docs/VALIDATION.md >/dev/null
 trace_tasks "${prediction[@]}"
-if [ $# -eq 0 ]; then
+if [ $# -eq 0 ] && [ "$LRU" = classic ]; then
     .venv/bin/reclaimlab validate --balloon --boot --accel "$ACCEL" --real-only --reps "$REPS" >/dev/null
     .venv/bin/reclaimlab validate --balloon --write-doc docs/VALIDATION.md >/dev/null
 fi

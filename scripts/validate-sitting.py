@@ -25,6 +25,8 @@ def main() -> int:
     p.add_argument("sitting", type=Path)
     p.add_argument("--reps", type=int, default=5)
     p.add_argument("--begin", action="store_true", help="start the record: what is due")
+    p.add_argument("--lru", choices=("classic", "mglru"), default="classic",
+                   help="with --begin: the page-replacement algorithm the sitting's guests run")
     p.add_argument("--resume", action="store_true",
                    help="print the scenario files an interrupted sitting has still to boot")
     args = p.parse_args()
@@ -44,7 +46,7 @@ def main() -> int:
             print(files[n].relative_to(ROOT.parent))
         return 0
     if args.begin:
-        due = sittings.begin(args.sitting)
+        due = sittings.begin(args.sitting, args.lru)
         print(f"{args.sitting}: {len(due)} scenarios due: {', '.join(due)}")
         return 0
     if not args.sitting.is_dir():
@@ -53,7 +55,8 @@ def main() -> int:
     why = sittings.finish(args.sitting, ROOT, args.reps)
     if why:
         try:
-            ref = f"the reference stays {sittings.reference(ROOT)}"
+            ref = (f"the reference stays "
+                   f"{sittings.reference(ROOT, sittings.lru_of(args.sitting))}")
         except ValidateError as e:
             ref = str(e)
         print(f"{args.sitting}: partial ({'; '.join(why)}); {ref}")

@@ -153,3 +153,36 @@ def test_a_runs_report_draws_its_pressure_and_cgroups_in_chromium(tmp_path):
     spec = next(s for slug, s in report.page_for(out).charts if slug.endswith("cgroups"))
     names = {row["cgroup"] for ds in spec["datasets"].values() for row in ds}
     assert names == {"pod.a", "pod-b"}
+
+
+def test_a_cgroup_runs_report_has_each_cgroups_pressure(tmp_path):
+    """A real run with two cgroups, one squeezed by its memory.max: its page tables each
+    cgroup's memory.pressure and plots each one's stall share over time; the squeezed one
+    stalls, the idle one does not, and Chromium renders the page."""
+    (tmp_path / "two.toml").write_text(
+        'name = "two"\n[host]\nram = "512MiB"\ncpus = 2\n[swap]\nsize = "512MiB"\n'
+        '[[cgroup]]\nname = "tight"\nmemory.max = "32M"\n[[cgroup]]\nname = "idle"\n'
+        '[[workload]]\nname = "hog"\ncgroup = "tight"\nanon = { size = "48MiB", passes = 2 }\n'
+        '[[workload]]\nname = "quiet"\ncgroup = "idle"\nanon = { size = "4MiB", hold = "1s" }\n')
+    out = tmp_path / "run"
+    r = run_cli("run", str(tmp_path / "two.toml"), "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    stalled = {n: cg["memory.pressure"]["some"]["total_us"]
+               for n, cg in summary["cgroups"].items()}
+    assert stalled["tight"] > 0 and stalled["idle"] == 0, stalled
+    assert (out / "cgroup" / "tight" / "memory.pressure").read_text().startswith("some avg10=")
+    page = report.page_for(out)
+    spec = next(s for slug, s in page.charts if slug.endswith("cgroup-pressure"))
+    rows = [row for ds in spec["datasets"].values() for row in ds]
+    assert {row["cgroup"] for row in rows} == {"tight", "idle"}
+    assert max(row["percent"] for row in rows if row["cgroup"] == "tight") > 0
+    assert all(row["percent"] == 0 for row in rows if row["cgroup"] == "idle")
+    html_path = tmp_path / "two.html"
+    r = run_cli("report", str(out), "-o", str(html_path))
+    assert r.returncode == 0, r.stderr
+    text = html_path.read_text()
+    assert "Memory pressure of each cgroup" in text
+    rendered = render(html_path)
+    assert rendered.errors == [], rendered.errors
+    assert rendered.charts_rendered == str(len(page.charts))

@@ -441,13 +441,18 @@ def test_a_rows_extra_columns_are_throughput_pressure_and_each_cgroup():
         "pressure": {"memory": {"some": {"total_us": 900}, "full": {"total_us": 400}}},
         "cgroups": {"pod.a": {"memory.peak": 4096, "memory.events": {"high": 3, "max": 0},
                               "memory.stat": {"workingset_refault_anon": 10,
-                                              "workingset_refault_file": 2}}},
+                                              "workingset_refault_file": 2},
+                              "memory.pressure": {"some": {"total_us": 70},
+                                                  "full": {"total_us": 30}},
+                              "proactive": {"memory.reclaim": {"reclaimed": 8192},
+                                            "memory.high": {"reclaimed": 4096}}}},
     }
     assert extra_columns(summary) == {
         "accesses_app_anon": 1234, "accesses_db_1_stat0": 5,
         "psi_some_total_us": 900, "psi_full_total_us": 400,
         "cg_pod_a_peak": 4096, "cg_pod_a_events_high": 3, "cg_pod_a_events_max": 0,
-        "cg_pod_a_refaults": 12}
+        "cg_pod_a_refaults": 12, "cg_pod_a_psi_some_total_us": 70,
+        "cg_pod_a_psi_full_total_us": 30, "cg_pod_a_proactive_reclaimed": 12288}
     # A run without pressure or cgroups has only its threads' accesses.
     assert extra_columns({"threads": [{"thread": "w/anon", "accesses": 1}]}) == {
         "accesses_w_anon": 1}

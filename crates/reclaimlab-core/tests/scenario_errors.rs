@@ -163,6 +163,7 @@ fn one_workload(name: &str, anon: Option<AnonSpec>, file: Option<FileSpec>) -> W
         fsmark: None,
         simoops: None,
         drop_caches: None,
+        memory_reclaim: None,
         stat: None,
         blkio: None,
     }

@@ -6,6 +6,7 @@ import argparse
 import os
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from ..results import replaceable, result_dir_name
 from ..store import Store, default_store
@@ -119,3 +120,24 @@ def check_output_dir(out: Path, option: str = "--out") -> None:
         raise CliError(f"{option} {out}: cannot create a directory in {parent}: "
                        f"{e.strerror or e}; {hint}") from None
     os.rmdir(probe)
+
+
+def scenario_value(text: str) -> Any:
+    """A value given on the command line for a scenario key: a TOML value when it is one (``60``
+    an integer, ``0.5`` a float, ``true`` a boolean) and a string otherwise (``mglru``,
+    ``2GiB``)."""
+    import tomllib
+
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+def key_value(text: str, option: str) -> tuple[str, Any]:
+    """``KEY=VALUE`` of ``option`` (``--set``): the dotted scenario key and its value."""
+    key, sep, value = text.partition("=")
+    key, value = key.strip(), value.strip()
+    if not sep or not key or not value:
+        raise CliError(f"{option} {text!r}: expected KEY=VALUE (e.g. policy.lru=mglru)")
+    return key, scenario_value(value)

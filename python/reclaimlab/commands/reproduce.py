@@ -8,7 +8,9 @@ Runs live in the result store (``OUT/.store`` unless ``--store``), linked as
 ``OUT/NAME/<situation>/<policy>``; a run that is up to date there (same resolved scenario, seed
 and engine) is reused, so an interrupted reproduction resumes where it stopped. The report is
 printed and written to ``OUT/NAME/report.md``, the HTML report to ``OUT/NAME/report.html``
-(``OUT/report.html`` for ``all``). Exit status 1 if a check fails."""
+(``OUT/report.html`` for ``all``). Exit status 1 if a check fails. ``--set KEY=VALUE`` runs
+every scenario with that key set (``experiments/overrides.py``): the same reproductions under
+the multi-generational LRU, for one."""
 
 from __future__ import annotations
 
@@ -17,10 +19,10 @@ import json
 import sys
 from pathlib import Path
 
-from ..experiments import EXPERIMENTS
+from ..experiments import EXPERIMENTS, overrides
 from ..experiments.runner import reproduce
 from ..report import REPRODUCTION_MANIFEST, reproduction_page
-from ._common import CliError, add_store_argument, open_store, seed_arg
+from ._common import CliError, add_store_argument, key_value, open_store, seed_arg
 
 NAME = "reproduce"
 HELP = "reproduce a seed thread's experiments beside its published figures"
@@ -43,6 +45,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=seed_arg, default=1, metavar="N", help="seed (default: 1)")
     p.add_argument("--only", metavar="KEYS",
                    help="comma-separated situation keys to run (default: all)")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="overrides",
+                   help="set a scenario key in every run (repeatable; a sweep axis's dotted key, "
+                   "`*` for each guest: --set policy.lru=mglru --set 'guest.*.policy.lru=mglru'); "
+                   "give another --out, the checks are the thread's as they stand")
     p.add_argument("--trace", action="store_true",
                    help="also record each run's trace (postprocess form) for the rows only a "
                         "trace gives (wake-kswapd requests, writes split by reclaimer); slower, "
@@ -59,9 +65,14 @@ def main(args: argparse.Namespace) -> int:
     out = Path(args.out)
     args.results_dir = out
     failed = 0
-    with open_store(args, out).writing(f"reclaimlab reproduce {args.experiment}") as store:
+    keys = dict(key_value(t, "--set") for t in args.overrides)
+    with open_store(args, out).writing(f"reclaimlab reproduce {args.experiment}") as store, \
+            overrides.setting(keys):
         for name in names:
-            failed += _one(EXPERIMENTS[name], args, out, store)
+            try:
+                failed += _one(EXPERIMENTS[name], args, out, store)
+            except KeyError as e:
+                raise CliError(f"--set: {e.args[0]}") from None
     # One HTML report: of this experiment, or (all) of every one, beside their report.md.
     html = out / "report.html" if args.experiment == ALL else out / names[0] / "report.html"
     found = [(out / n, json.loads((out / n / REPRODUCTION_MANIFEST).read_text())) for n in names]

@@ -58,6 +58,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         f"(default: {VALIDATION_DIR}/sittings/<today>)",
     )
     p.add_argument(
+        "--lru", choices=spec.LRUS, default=None,
+        help="run every scenario under this page-replacement algorithm, guest and model alike, "
+        "whatever its [policy] lru says: `mglru` is the protocol's second run (kept in the "
+        "latest complete sitting under it; with --boot, in <today>-mglru)",
+    )
+    p.add_argument(
         "--reps", type=positive_int, default=5, metavar="N",
         help="real boots with --boot, and simulator seeds 1..N (default 5)",
     )
@@ -164,6 +170,8 @@ def _sitting(args: argparse.Namespace, path: Path) -> Path | None:
     if args.boot and sittings.role(path) is not None:
         # A new sitting is today's; the reference stays the latest complete one.
         today = datetime.datetime.now(datetime.timezone.utc).date().isoformat()
+        if args.lru not in (None, "classic"):
+            today += f"-{args.lru}"
         return sittings.validation_root(path) / "sittings" / today
     return None
 
@@ -176,7 +184,7 @@ def main(args: argparse.Namespace) -> int:
     comparisons, baseline, not_sat = [], [], []
     try:
         for path in _scenarios(args):
-            s = spec.load(path, _sitting(args, path))
+            s = spec.load(path, _sitting(args, path), args.lru)
             if args.boot:
                 kept = store.boot_and_keep(s, args.reps, args.accel, args.timeout)
             elif sittings.not_yet_sat(path, s.real_dir.parent):
@@ -198,7 +206,8 @@ def main(args: argparse.Namespace) -> int:
                 f"no scenario to compare: {', '.join(not_sat)} not yet sat (no kept boots in "
                 "the sitting; `bash scripts/validate-real.sh` boots them)")
         if args.write_doc:
-            report.write_doc(Path(args.write_doc), comparisons, baseline, not_sat)
+            report.write_doc(Path(args.write_doc), comparisons, baseline, not_sat,
+                             lru=args.lru or "classic")
     except ValidateError as e:
         raise CliError(str(e), e.exit_code) from None
     if args.format == "json":

@@ -38,6 +38,7 @@ from .. import api
 from ..results import load_run
 from ..store import Store
 from ..tables import markdown_table
+from . import overrides
 from . import blkback_pool_checks as bc
 from .checks import Check, Situation, close_situation, finish, open_situation
 from .sensitivity import Knob, pair_sweep, sweep_knob
@@ -328,7 +329,7 @@ def in_use_check(seed: int, *, pool: str = "B3", duration: str = "20s") -> list[
     B3 pressure run (a run without squeezes tests nothing and does not pass)."""
     small = pressure_scenario(pool, duration=duration)
     try:
-        x = api.run(small, seed=seed, invariants=4000).summary["xen"]
+        x = api.run(overrides.apply(small), seed=seed, invariants=4000).summary["xen"]
         measured, ok = f"no violation, {x['squeezes']} squeezes", x["squeezes"] > 0
     except api.SimulationError as e:
         measured, ok = str(e).splitlines()[0], False

@@ -24,6 +24,7 @@ from typing import Any
 from .. import api
 from ..report import REPRODUCTION_MANIFEST
 from ..results import write_text_atomic
+from . import overrides
 
 #: What a check's figure is to the model (report.json's ``role``).
 ROLES = ("prediction", "calibration", "invariant", "control")
@@ -143,7 +144,8 @@ def begin(name: str, title: str, seed: int, root: Path,
           intro: str) -> tuple[list[str], list[Check], dict[str, Any]]:
     """A reproduction's report so far (its title, seed, where the runs are and ``intro``), its
     checks (none yet) and the HTML report's manifest, before the first situation."""
-    report = [f"# {title}", "", f"Seed {seed}. Runs in `{root}`.", "", intro, ""]
+    report = [f"# {title}", "", f"Seed {seed}. Runs in `{root}`. {overrides.describe()}".rstrip(),
+              "", intro, ""]
     return report, [], {"experiment": name, "title": title, "seed": seed, "situations": []}
 
 
@@ -158,7 +160,7 @@ def open_situation(root: Path, sit: Any, store: Any, seed: int,
     keys: dict[str, str] = {}
 
     def ensure(label: str, scn: Any) -> api.Ensured:
-        ens = api.ensure_result(scn, store, seed=seed, view=sdir / label)
+        ens = api.ensure_result(overrides.apply(scn), store, seed=seed, view=sdir / label)
         keys[label] = ens.key
         if on_run is not None:
             on_run(sit, label, ens)

@@ -39,6 +39,7 @@ from typing import Any, Callable
 from .. import api
 from ..report import REPRODUCTION_MANIFEST
 from ..results import TRACE_FILE, Run, write_text_atomic
+from . import overrides
 from . import runner
 from .checks import Check, band_check, manifest_checks
 
@@ -374,7 +375,8 @@ def reproduce(situations, root: Path, seed: int, *, store, trace: bool = False,
             if sit.prepare is not None:
                 sit.prepare(sdir, seed)
             for _, policy in sit.policies:
-                ens = api.ensure_result(sit.scenario(policy, seed, sdir), store, seed=seed,
+                ens = api.ensure_result(overrides.apply(sit.scenario(policy, seed, sdir)),
+                                        store, seed=seed,
                                         trace="postprocess", view=sdir / policy)
                 if on_run is not None and not ens.reused:
                     on_run(sit, policy, ens)

@@ -38,6 +38,7 @@ from .. import api
 from ..results import write_text_atomic
 from ..store import Store
 from ..tables import markdown_table
+from . import overrides
 from . import persistent_grants_calibration as cal_
 from . import persistent_grants_checks as chk
 from .checks import Check, Situation, close_situation, finish, open_situation
@@ -106,7 +107,7 @@ def reproduce(situations, root: Path, seed: int, *, store: Store, trace: bool = 
                                 "situations": []}
 
     def xen(scn: dict[str, Any]) -> dict[str, Any]:
-        return api.ensure_result(scn, store, seed=seed).summary["xen"]
+        return api.ensure_result(overrides.apply(scn), store, seed=seed).summary["xen"]
 
     fitted: dict[int | None, cal_.Calibration | None] = {}
 

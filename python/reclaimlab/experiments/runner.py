@@ -35,6 +35,7 @@ from ..report import REPRODUCTION_MANIFEST
 from ..results import load_run, write_text_atomic
 from ..store import Store
 from ..tables import markdown_table
+from . import overrides
 
 #: The sections of the comparison table a reproduction prints (the full vmstat dump is in
 #: each run's directory).
@@ -85,7 +86,8 @@ def reproduce(
     """Run ``situations`` (of experiment module ``exp``) with ``seed`` into ``store``, linked
     under ``root``; write and return the report. ``trace`` also records each run's trace
     (postprocess form)."""
-    report = [f"# {exp.TITLE}", "", f"Seed {seed}. Runs in `{root}`.", ""]
+    report = [f"# {exp.TITLE}", "", f"Seed {seed}. Runs in `{root}`. {overrides.describe()}"
+              .rstrip(), ""]
     manifest: dict[str, Any] = {"experiment": exp.NAME, "title": exp.TITLE, "seed": seed,
                                 "situations": []}
     failed = 0
@@ -99,7 +101,7 @@ def reproduce(
         keys = {}
         for _, policy in sit.policies:
             got = api.ensure_result(
-                sit.scenario(policy, seed, sdir), store, seed=seed,
+                overrides.apply(sit.scenario(policy, seed, sdir)), store, seed=seed,
                 trace="postprocess" if trace else None, view=sdir / policy,
             )
             keys[policy] = got.key

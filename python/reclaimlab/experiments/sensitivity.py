@@ -30,6 +30,7 @@ from .. import sweep as sweeps
 from ..results import load_run, write_text_atomic
 from ..store import Store
 from ..tables import markdown_table
+from . import overrides
 
 #: A sweep's directory under the reproduction's root.
 SENSITIVITY_DIR = "sensitivity"
@@ -80,7 +81,7 @@ def sweep_knob(store: Store, name: str, base: dict[str, Any], axes: dict[str, li
     d = Path(out)
     try:
         d.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(d / "scenario.toml", _toml(base))
+        write_text_atomic(d / "scenario.toml", _toml(overrides.apply(base)))
         write_text_atomic(d / "sweep.toml", _toml(
             {"scenario": "scenario.toml", "seeds": seeds, "axes": axes, "include": include}))
         sw = sweeps.load(d / "sweep.toml")
@@ -144,6 +145,7 @@ def ensure_many(store: Store, name: str, runs: Sequence[tuple[Mapping[str, Any],
     many it made."""
     jobs, seen = [], set()
     for scn, seed in runs:
+        scn = overrides.apply(scn)
         src = api.scenario_source(scn)
         resolved = api.resolved_scenario(src)
         key = Store.key(resolved, int(seed))

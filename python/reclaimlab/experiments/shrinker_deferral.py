@@ -33,6 +33,7 @@ from .. import api
 from ..results import load_run
 from ..store import Store
 from ..tables import markdown_table
+from . import overrides
 from .checks import (
     Check,
     Reproduction,
@@ -452,7 +453,8 @@ def reproduce(situations, root: Path, seed: int, *, store: Store, trace: bool = 
             make = simoops_scenario if sit.key == "simoops" else fsmark_scenario
             runs = {}
             for label, shrinker, xfs in sit.policies:
-                ens = api.ensure_result(make(shrinker, xfs, seed), store, seed=seed,
+                ens = api.ensure_result(overrides.apply(make(shrinker, xfs, seed)), store,
+                                        seed=seed,
                                         trace="kernel" if trace else None, view=sdir / label)
                 keys[label] = ens.key
                 if on_run is not None:

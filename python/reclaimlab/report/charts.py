@@ -101,7 +101,8 @@ def run_charts(path: Path, title: str) -> list[tuple[str, Any]]:
           "scan and steal rates", "scan")
     rates(("pswpin", "pswpout"), "swap traffic", "swap")
     for slug, chart in (("pressure", pressure_chart(ts, title)),
-                        ("cgroups", cgroup_chart(ts, title))):
+                        ("cgroups", cgroup_chart(ts, title)),
+                        ("cgroup pressure", cgroup_pressure_chart(ts, title))):
         if chart is not None:
             out.append((f"{title} {slug}", chart))
     return out
@@ -151,6 +152,28 @@ def cgroup_chart(ts, title: str):
         color=alt.Color("cgroup:N"),
         strokeDash=alt.StrokeDash("file:N", title="file"),
     ).properties(title=f"{title}: cgroups' memory (memory.current, memory.swap.current)",
+                 width=CHART_WIDTH, height=CHART_HEIGHT)
+
+
+def cgroup_pressure_chart(ts, title: str):
+    """The share of each interval each memory cgroup's tasks spent stalled on memory (its
+    memory.pressure "some" total's growth, as a percentage), when the run has cgroups with
+    pressure columns; None otherwise."""
+    import altair as alt
+    import pandas as pd
+
+    found = [(c, m.group(1)) for c in ts.columns
+             if (m := re.fullmatch(r"cgroup/(.+)/memory\.pressure\.some_total_us", str(c)))]
+    if not found or len(ts) < 2:
+        return None
+    d = pd.concat([pd.DataFrame({"t": ts["t"], "cgroup": name, "percent": _rate(ts, c) / 1e4})
+                   for c, name in found], ignore_index=True).dropna()
+    d = pd.concat([_thin(g) for _, g in d.groupby("cgroup", sort=False)], ignore_index=True)
+    return alt.Chart(d).mark_line().encode(
+        x=alt.X("t:Q", title="simulated time (s)"),
+        y=alt.Y("percent:Q", title="% of time stalled (some)"),
+        color=alt.Color("cgroup:N"),
+    ).properties(title=f"{title}: cgroups' memory pressure (memory.pressure, some)",
                  width=CHART_WIDTH, height=CHART_HEIGHT)
 
 

@@ -51,6 +51,13 @@ def run_page(directory: str | os.PathLike) -> Page:
                      *(_mib(cg.get(c)) for c in CGROUP_COLUMNS),
                      *(cg.get("memory.events", {}).get(e) for e in CGROUP_EVENTS)]
                     for n, cg in cgroups.items()])
+        lines = [[n, k, *(cg["memory.pressure"][k].get(f) for f in ("avg10", "avg60", "avg300",
+                                                                    "total_us"))]
+                 for n, cg in cgroups.items() if isinstance(cg.get("memory.pressure"), dict)
+                 for k in ("some", "full") if k in cg["memory.pressure"]]
+        if lines:
+            page.h(2, "Memory pressure of each cgroup (memory.pressure at the end)")
+            page.table(["cgroup", "line", "avg10", "avg60", "avg300", "total (us)"], lines)
     page.h(2, "Over time")
     page.row_start()
     for slug, chart in run_charts(d, name):

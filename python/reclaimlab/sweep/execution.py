@@ -69,7 +69,8 @@ def _column(name: str) -> str:
 def extra_columns(summary: Mapping[str, Any]) -> dict[str, Any]:
     """What a sweep row has beside the headline: each thread's accesses (a time-bound
     workload's throughput), the system's memory stall totals (PSI) and each memory cgroup's
-    peak, memory.events high and max, and refaults, when the run has them."""
+    peak, memory.events high and max, refaults, stall totals and what proactive writes
+    reclaimed from it, when the run has them."""
     out: dict[str, Any] = {}
     for t in summary.get("threads") or []:
         if isinstance(t, Mapping) and "accesses" in t:
@@ -86,6 +87,15 @@ def extra_columns(summary: Mapping[str, Any]) -> dict[str, Any]:
         stat = cg.get("memory.stat") or {}
         out[f"{c}_refaults"] = (stat.get("workingset_refault_anon", 0)
                                 + stat.get("workingset_refault_file", 0))
+        cg_pressure = cg.get("memory.pressure") or {}
+        for kind in ("some", "full"):
+            if isinstance(cg_pressure.get(kind), Mapping):
+                out[f"{c}_psi_{kind}_total_us"] = cg_pressure[kind].get("total_us")
+        pro = cg.get("proactive") or {}
+        if pro:
+            # Bytes the memory.reclaim and memory.high writes reclaimed (a controller's take).
+            out[f"{c}_proactive_reclaimed"] = sum(
+                (pro.get(f) or {}).get("reclaimed", 0) for f in ("memory.reclaim", "memory.high"))
     return out
 
 

@@ -40,16 +40,29 @@ class Job:
 
 
 def set_key(data: dict[str, Any], dotted: str, value: Any) -> None:
-    """Set a dotted scenario key; a list (``workload``) is indexed by position or by name.
-    Raises KeyError with a message when a list has no such element."""
+    """Set a dotted scenario key; a list (``workload``) is indexed by position or by name, or
+    ``*`` for every element (``guest.*.policy.lru``: each guest's; none if there is no such
+    list). Raises KeyError with a message when a list has no such element."""
     parts = dotted.split(".")
     node: Any = data
+    if parts[-1] == "*":
+        raise KeyError(f"{dotted!r} ends in `*`; name a key inside each element")
     for i, part in enumerate(parts[:-1]):
+        if part == "*":
+            if not isinstance(node, list):
+                raise KeyError(f"{'.'.join(parts[:i])!r} is not a list; `*` stands for each "
+                               "element of a list ([[workload]], [[guest]], ...)")
+            rest = ".".join(parts[i + 1:])
+            for item in node:
+                set_key(item, rest, value)
+            return
         if isinstance(node, list):
             node = _element(node, part, ".".join(parts[: i + 1]))
             continue
         if not isinstance(node, dict):
             raise KeyError(f"{'.'.join(parts[:i])!r} is a value, not a table")
+        if parts[i + 1] == "*" and part not in node:
+            return  # no such list: no element to set
         nxt = node.get(part)
         if nxt is None:
             nxt = node[part] = {}

@@ -136,6 +136,8 @@ class Comparison:
     costs: str = "own [cost]"
     # The sitting's speed factor the profile's times were scaled by (1: the profile's own pace).
     speed: float = 1.0
+    # The page-replacement algorithm, the guest's and the model's ("classic" or "mglru").
+    lru: str = "classic"
 
     @property
     def score(self) -> tuple[int, int]:
@@ -158,6 +160,7 @@ class Comparison:
         return {
             "scenario": self.scenario,
             "role": self.role,
+            "lru": self.lru,
             "costs": self.costs,
             "speed_factor": self.speed,
             "real_reps": self.reps,
@@ -318,6 +321,7 @@ def compare(
     c = build(spec, kept, sims)
     c.pace = pace_rows(kept, summaries)
     c.role = spec.role
+    c.lru = spec.lru
     c.costs = ("none" if baseline else profile["profile"]["path"] if profile is not None
                else "own [cost]" if "cost" in spec.document else "none")
     if profile is not None and not baseline:

@@ -102,6 +102,24 @@ def _cgroup_lines(spec: GuestSpec) -> tuple[str, str]:
     return "\n".join(setup) + "\n", "\n".join(reads) + "\n"
 
 
+def _lru_gen_lines(spec: GuestSpec) -> str:
+    """/init's lines that choose the page-replacement algorithm: the two lists (the
+    multi-generational LRU switched off where the kernel has it), or the multi-generational
+    LRU with every capability (`y`: 0x0007) and, when the scenario sets it, its min_ttl_ms."""
+    if spec.lru == "classic":
+        return ("# Classic two-list LRU: the simulator models it, not the multi-gen LRU.\n"
+                "if [ -e /sys/kernel/mm/lru_gen/enabled ]; then\n"
+                "    echo 0 > /sys/kernel/mm/lru_gen/enabled || fail 'could not disable lru_gen'\n"
+                "fi\n")
+    lines = ["# The multi-generational LRU, as [policy] lru = \"mglru\" asks.",
+             "[ -e /sys/kernel/mm/lru_gen/enabled ] || fail 'this kernel has no lru_gen'",
+             "echo y > /sys/kernel/mm/lru_gen/enabled || fail 'could not enable lru_gen'"]
+    if spec.lru_gen_min_ttl_ms is not None:
+        lines.append(f"echo {spec.lru_gen_min_ttl_ms} > /sys/kernel/mm/lru_gen/min_ttl_ms "
+                     f"|| fail 'lru_gen min_ttl_ms={spec.lru_gen_min_ttl_ms}'")
+    return "\n".join(lines) + "\n"
+
+
 def init_script(spec: GuestSpec, modules: list[str], seed: int, all_tasks: bool = False) -> str:
     """The guest's /init (busybox sh). Every measurement goes to the console between
     `@@reclaimlab:begin NAME@@` / `@@reclaimlab:end NAME@@` lines; a failure prints one
@@ -121,6 +139,7 @@ def init_script(spec: GuestSpec, modules: list[str], seed: int, all_tasks: bool 
     )
     insmods = "\n".join(f"insmod /lib/modules/{m} || fail 'insmod {m}'" for m in modules)
     cgroup_setup, cgroup_snapshot = _cgroup_lines(spec)
+    lru_gen_lines = _lru_gen_lines(spec)
     return f"""#!/bin/busybox sh
 /bin/busybox mkdir -p /bin /sbin /usr/bin /usr/sbin /proc /sys /dev /tmp {DATA_MOUNT}
 /bin/busybox --install -s
@@ -148,11 +167,7 @@ while [ ! -b /dev/vda ] || [ ! -b /dev/vdb ]; do
     sleep 0.1
 done
 
-# Classic two-list LRU: the simulator models it, not the multi-gen LRU.
-if [ -e /sys/kernel/mm/lru_gen/enabled ]; then
-    echo 0 > /sys/kernel/mm/lru_gen/enabled || fail 'could not disable lru_gen'
-fi
-echo {thp} > /sys/kernel/mm/transparent_hugepage/enabled || fail 'could not set THP'
+{lru_gen_lines}echo {thp} > /sys/kernel/mm/transparent_hugepage/enabled || fail 'could not set THP'
 {sysctl_lines}
 {cgroup_setup}
 mkswap /dev/vda >/dev/null || fail 'mkswap /dev/vda'

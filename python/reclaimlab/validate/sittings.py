@@ -71,6 +71,15 @@ def not_yet_sat(scenario: Path, sitting: Path) -> bool:
             and scenario.stem not in due(sitting, root))
 
 
+def lru_of(sitting: Path) -> str:
+    """The page-replacement algorithm a sitting ran its guests under (its record's `lru`;
+    "classic", the two lists, for every sitting from before records named one)."""
+    record = sitting / RECORD
+    if record.is_file():
+        return str(json.loads(record.read_text()).get("lru", "classic"))
+    return "classic"
+
+
 def is_complete(sitting: Path, root: Path) -> bool:
     """Every scenario due in it kept, and the sitting's own record (when it has one) does not
     call it partial."""
@@ -80,27 +89,30 @@ def is_complete(sitting: Path, root: Path) -> bool:
     return bool(scenarios(root)) and not missing(sitting, root)
 
 
-def reference(root: Path) -> Path:
+def reference(root: Path, lru: str = "classic") -> Path:
     """The latest complete sitting under ``root``/sittings (by its directory's name, which
-    starts with its date)."""
+    starts with its date) whose guests ran ``lru``."""
     found = [d for d in sorted((root / "sittings").glob("*"))
-             if d.is_dir() and is_complete(d, root)]
+             if d.is_dir() and lru_of(d) == lru and is_complete(d, root)]
     if not found:
+        how = "bash scripts/validate-real.sh" if lru == "classic" else \
+            f"LRU={lru} bash scripts/validate-real.sh"
         raise ValidateError(
-            f"{root / 'sittings'}: no complete sitting (one holding the kept boots of every "
-            f"scenario of {root / 'calibrate'} and {root / 'predict'}); make one with "
-            "`bash scripts/validate-real.sh`"
+            f"{root / 'sittings'}: no complete sitting{'' if lru == 'classic' else ' under ' + lru}"
+            f" (one holding the kept boots of every scenario of {root / 'calibrate'} and "
+            f"{root / 'predict'}); make one with `{how}`"
         )
     return found[-1]
 
 
-def real_dir(scenario: Path, sitting: Path | None = None) -> Path:
+def real_dir(scenario: Path, sitting: Path | None = None, lru: str = "classic") -> Path:
     """Where the kept boots of ``scenario`` are: ``sitting``/real when given, the reference
-    sitting's for a calibration or prediction scenario, else the ``real/`` beside it."""
+    sitting's (under ``lru``) for a calibration or prediction scenario, else the ``real/``
+    beside it."""
     if sitting is not None:
         return sitting / "real"
     if role(scenario) is not None:
-        return reference(validation_root(scenario)) / "real"
+        return reference(validation_root(scenario), lru) / "real"
     return scenario.parent / "real"
 
 
@@ -120,10 +132,14 @@ def _save(sitting: Path, rec: dict) -> None:
     (sitting / RECORD).write_text(json.dumps(rec, indent=1) + "\n")
 
 
-def begin(sitting: Path) -> list[str]:
+def begin(sitting: Path, lru: str = "classic") -> list[str]:
     """Start a sitting's record before its first boot: every calibration and prediction
-    scenario is due in it (the scenarios added later are not). Returns them."""
+    scenario is due in it (the scenarios added later are not), its guests under ``lru`` (the
+    record says so only for the multi-generational LRU: a sitting that names none is one of
+    the two lists). Returns them."""
     rec = _record(sitting)
+    if lru != "classic":
+        rec["lru"] = lru
     _save(sitting, rec)
     return rec["scenarios"]
 

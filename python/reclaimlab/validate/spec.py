@@ -35,6 +35,8 @@ SYSCTLS = (
     "lowmem_reserve_ratio", "compaction_proactiveness", "vfs_cache_pressure",
 )
 WRITEBACK_SYSCTLS = ("dirty_ratio", "dirty_background_ratio")
+# The page-replacement algorithms a guest runs ([policy] lru; `validate --lru`).
+LRUS = ("classic", "mglru")
 
 # Where the files of [workload.file] live in the guest (the ext4 data disk's mount point).
 DATA_MOUNT = "/data"
@@ -95,6 +97,10 @@ class GuestSpec:
     #: The scenario's memory cgroups (`[[cgroup]]`), parents before children: each one's path
     #: below the guest's cgroup2 root and the interface files /init writes, in writing order.
     cgroups: list[tuple[str, list[tuple[str, str]]]] = field(default_factory=list)
+    #: The page-replacement algorithm the guest runs and the model simulates: "classic" (the
+    #: two lists) or "mglru" (lru_gen/enabled set; its min_ttl_ms when the scenario sets it).
+    lru: str = "classic"
+    lru_gen_min_ttl_ms: int | None = None
 
 
 def content_hash(spec: "GuestSpec") -> str:
@@ -111,6 +117,9 @@ def content_hash(spec: "GuestSpec") -> str:
         guest["fs_type"] = spec.fs_type
     if spec.cgroups:
         guest["cgroups"] = [[path, [list(f) for f in files]] for path, files in spec.cgroups]
+    if spec.lru != "classic":
+        # Only then: the two-list LRU's kept results keep their hashes.
+        guest["lru"] = [spec.lru, spec.lru_gen_min_ttl_ms]
     return hashlib.sha256(json.dumps(guest, sort_keys=True).encode()).hexdigest()
 
 
@@ -125,19 +134,23 @@ def find(scenario: str, validation: Path) -> Path:
     return validation / "predict" / f"{scenario}.toml"  # missing: load() names it
 
 
-def load_for_script(path: str | Path, sitting: Path | None = None) -> GuestSpec:
+def load_for_script(path: str | Path, sitting: Path | None = None,
+                    lru: str | None = None) -> GuestSpec:
     """:func:`load` for the scripts under scripts/: any bad scenario is a ValidateError (exit 2)
     with the parser's own message, so each script has one error path."""
     try:
-        return load(path, sitting)
+        return load(path, sitting, lru)
     except (api.ScenarioError, api.ScenarioNotFound) as e:
         raise ValidateError(str(e), exit_code=2) from None
 
 
-def load(path: str | Path, sitting: Path | None = None) -> GuestSpec:
+def load(path: str | Path, sitting: Path | None = None, lru: str | None = None) -> GuestSpec:
     """Read ``path`` (a valid reclaimlab scenario) into a :class:`GuestSpec`, its kept boots
     those of ``sitting`` (a directory with a real/) when given, else where
-    :func:`sittings.real_dir` says.
+    :func:`sittings.real_dir` says. ``lru`` ("classic" or "mglru") runs the scenario under that
+    page-replacement algorithm whatever its `[policy] lru` says (the protocol's second run of
+    every scenario, docs/VALIDATION.md "Under the multi-generational LRU"); its kept boots are
+    then those of the latest complete sitting under that algorithm.
 
     Raises ScenarioNotFound / ScenarioError (from the simulator's parser) for a bad scenario and
     :class:`ValidateError` for a scenario the guest cannot run at all."""
@@ -160,6 +173,11 @@ def load(path: str | Path, sitting: Path | None = None) -> GuestSpec:
             "(validation/profiles/, docs/VALIDATION.md \"Protocol\"): remove the section"
         )
     sysctl = doc.get("sysctl", {})
+    lru = lru or str(doc.get("policy", {}).get("lru", "classic"))
+    if lru not in LRUS:
+        raise ValidateError(f"{p}: lru {lru!r}: the guest runs one of {', '.join(LRUS)}")
+    if lru != "classic":
+        doc = {**doc, "policy": {**doc.get("policy", {}), "lru": lru}}
     sysctls = {k: _sysctl_text(sysctl[k]) for k in SYSCTLS if k in sysctl}
     wb = doc.get("writeback", {})
     sysctls.update({k: str(wb[k]) for k in WRITEBACK_SYSCTLS if k in wb})
@@ -176,11 +194,14 @@ def load(path: str | Path, sitting: Path | None = None) -> GuestSpec:
         data_bytes=0,
         workload_spec="",
         document=doc,
-        real_dir=sittings.real_dir(p, sitting),
+        real_dir=sittings.real_dir(p, sitting, lru),
         role=role,
         fs_type=str(doc["fs"].get("type", "xfs")) if "fs" in doc else None,
     )
     spec.cgroups = _cgroups(p, doc)
+    spec.lru = lru
+    if lru != "classic" and "lru_gen_min_ttl_ms" in sysctl:
+        spec.lru_gen_min_ttl_ms = int(sysctl["lru_gen_min_ttl_ms"])
     _fill_workloads(spec, doc)
     _note_unmirrored(spec, doc)
     spec.content_hash = content_hash(spec)

@@ -11,6 +11,7 @@ pub mod guest_background;
 pub mod hinting_worker;
 pub mod kcompactd;
 pub mod kswapd;
+pub mod memcg_controller;
 pub mod oom_reaper;
 pub mod vm;
 pub mod workload;

@@ -82,7 +82,9 @@ pub(crate) fn build_guests(
     Ok(out)
 }
 
-/// The VM's process on the host: its guest RAM is one anonymous region, frame for page.
+/// The VM's process on the host: its guest RAM is one anonymous region, frame for page, in
+/// the guest's host cgroup when it names one (charged, limited and protected there, and its
+/// host faults' memory stalls counted in that cgroup's pressure).
 fn vm_process(
     scn: &Scenario,
     g: &GuestConfig,
@@ -91,6 +93,13 @@ fn vm_process(
 ) -> Result<GuestMemory, SimError> {
     let frames = m.frames.len() as u64;
     let task = host.add_task(&g.name, 0);
+    if let (Some(name), Some(mc)) = (&g.cgroup, host.memcg.as_mut()) {
+        let id = mc
+            .id_of(name)
+            .ok_or_else(|| SimError::Config(format!("guest {}: no cgroup named {name}", g.name)))?;
+        mc.set_task_memcg(task, id);
+    }
+    let psi_group = host.task_psi_group(task);
     let r = host
         .add_region(task, frames, true)
         .map_err(|e| SimError::Config(format!("guest {}: {e}", g.name)))?;
@@ -101,6 +110,7 @@ fn vm_process(
         g.discard_inhibited,
         scn.host.thp,
         g.kvm.clone(),
+        psi_group,
     ))
 }
 

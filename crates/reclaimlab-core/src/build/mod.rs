@@ -15,6 +15,7 @@ mod workloads;
 mod xen;
 
 use crate::actors::kswapd::KSWAPD_PID;
+use crate::actors::memcg_controller::{MemcgControllerAgent, AGENT_PID};
 use crate::engine::ActorId;
 use crate::machine::{Machine, PAGE_SIZE};
 use crate::observe::ftrace::{TaskId, TaskTracer, TraceFormat, Tracer};
@@ -25,6 +26,7 @@ use crate::observe::vm_rss::VmRss;
 use crate::observe::xen::XenActors;
 use crate::scenario::Scenario;
 use crate::sim_error::SimError;
+use crate::world::Actor;
 use crate::world::World;
 
 pub use machine::{host_layout, host_machine, host_params};
@@ -110,6 +112,17 @@ pub fn world(
     let kswapd = kthreads::kernel_threads(&mut cast, 0, scn, v.kthreads, 0, false);
     let cast_guests = guests::cast_guests(&mut cast, scn, seed, 0, 1, guest_parts);
     let xen = xen::cast_xen(&mut cast, scn, &mut machine, 0, 1)?;
+    // The host's userspace memory controller, when `[policy] memcg_controller` runs one.
+    let params = scn.controller.clone().unwrap_or_default();
+    let agent =
+        MemcgControllerAgent::new(&mut machine, &params, &*v.memcg_controller, 0).map(|a| {
+            let who = TaskId::new(a.name(), AGENT_PID, 0);
+            cast.push(Add {
+                member: Member::Actor(0, Box::new(a)),
+                start: Some(0),
+            });
+            ((cast.len() - 1) as ActorId, who)
+        });
     let vm_rss = (!scn.guests.is_empty() && scn.xen.is_none()).then(|| {
         let names = scn.guests.iter().map(|g| g.name.clone()).collect();
         cast.push(Add {
@@ -145,7 +158,7 @@ pub fn world(
         let kswapd0 = TaskId::new("kswapd0", KSWAPD_PID, 0);
         let mut sink = TaskTracer::new(Tracer::new(format, cpus), kswapd0.clone());
         sink.set_task(kswapd, kswapd0);
-        for (id, who) in host.tasks {
+        for (id, who) in host.tasks.into_iter().chain(agent) {
             sink.set_task(id, who);
         }
         world.set_trace_sink(Box::new(sink));

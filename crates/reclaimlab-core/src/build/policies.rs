@@ -9,6 +9,7 @@ use std::rc::Rc;
 
 use crate::actors::kcompactd::KcompactdPolicy;
 use crate::actors::kswapd::KswapdLoop;
+use crate::actors::memcg_controller::MemcgController;
 use crate::machine::page_reporting::FreePageHinting;
 use crate::machine::policy::WatermarkSetup;
 use crate::machine::xen::policy::{BlkbackPool, GnttabBacking, PersistentGrants};
@@ -23,6 +24,8 @@ pub(crate) struct Variants {
     pub machine: MachinePolicies,
     pub drivers: Drivers,
     pub kthreads: KthreadPolicies,
+    /// The userspace memory controller's variant, one instance per cgroup it controls.
+    pub memcg_controller: Box<dyn Fn() -> Box<dyn MemcgController>>,
 }
 
 /// The variants of the drivers a machine is furnished with.
@@ -73,6 +76,10 @@ pub(crate) fn variants(choices: &Choices) -> Variants {
                 policy::kcompactd::SWITCH.make(c("kcompactd")),
                 policy::kcompactd::SWITCH.make(c("kcompactd")),
             ],
+        },
+        memcg_controller: {
+            let name = c("memcg_controller");
+            Box::new(move || policy::memcg_controller::SWITCH.make(name))
         },
     }
 }

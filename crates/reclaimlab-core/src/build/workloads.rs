@@ -4,6 +4,7 @@
 
 use crate::actors::workload::drop_caches::DropCaches;
 use crate::actors::workload::fsmark::Fsmark;
+use crate::actors::workload::memory_reclaim::MemoryReclaimWriter;
 use crate::actors::workload::simoops::Simoops;
 use crate::actors::workload::stat::Stat;
 use crate::actors::workload::trace::TraceReplay;
@@ -52,6 +53,7 @@ pub(crate) fn workload_threads(
             })?;
             mc.set_task_memcg(task, id);
         }
+        let psi_group = machine.task_psi_group(task);
         let start_ns = w.start_ns + offset_ns;
         let deadline = w.duration_ns.map(|d| start_ns + d);
         let origin = |i: usize| Origin {
@@ -62,8 +64,8 @@ pub(crate) fn workload_threads(
             seed,
             start_ns,
             deadline_ns: deadline,
-            // Without cgroups every task counts in the system group.
-            psi_group: crate::machine::psi::PSI_SYSTEM,
+            // Its memcg's group (the system group without cgroups or in the root).
+            psi_group,
         };
         let region = |m: &mut Machine, pages: u64, anon: bool| {
             m.add_region(task, pages, anon)
@@ -158,7 +160,7 @@ pub(crate) fn cast_workloads(
 /// Pids of the filesystem workloads' threads start here (the others start at 1000).
 pub const FIRST_FS_TASK_PID: u32 = 2000;
 
-/// The fsmark, simoops and drop_caches threads of workload `w`, appended to `out` as (start,
+/// The fsmark, simoops, drop_caches and memory.reclaim threads of workload `w`, appended to `out` as (start,
 /// trace identity, actor). `origin(i)` is the workload's origin for its `i`th thread overall;
 /// `before` threads of other kinds came first.
 pub fn build_fs_threads<'a>(
@@ -207,6 +209,23 @@ pub fn build_fs_threads<'a>(
     if let Some(spec) = &w.drop_caches {
         let o = next(out);
         let a = DropCaches::new(&o, spec);
+        out.push((a.at_ns, TaskId::new(&a.name, a.pid, a.cpu), Box::new(a)));
+    }
+    if let Some(spec) = &w.memory_reclaim {
+        // The scenario checked that the cgroup is declared (its own, or the workload's).
+        let name = spec.target.as_ref().or(w.cgroup.as_ref());
+        let target = match (name, m.memcg.as_ref()) {
+            (Some(n), Some(mc)) => mc.id_of(n),
+            _ => None,
+        }
+        .ok_or_else(|| {
+            format!(
+                "workload {}: memory_reclaim has no declared cgroup to write",
+                w.name
+            )
+        })?;
+        let o = next(out);
+        let a = MemoryReclaimWriter::new(&o, spec, target);
         out.push((a.at_ns, TaskId::new(&a.name, a.pid, a.cpu), Box::new(a)));
     }
     Ok(())

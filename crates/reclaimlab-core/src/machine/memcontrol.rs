@@ -26,6 +26,7 @@
 
 pub mod charge;
 pub mod mem_cgroup;
+pub mod writes;
 
 use super::page_counter::{CounterId, PageCounters, PAGE_COUNTER_MAX};
 use super::watermark::SWAP_CLUSTER_MAX;

@@ -206,8 +206,9 @@ impl PageCounters {
         std::iter::successors(Some(top), move |&c| self.preorder_next(top, c))
     }
 
-    /// The counter after `c` in the pre-order walk of `top`'s subtree.
-    fn preorder_next(&self, top: CounterId, c: CounterId) -> Option<CounterId> {
+    /// The counter after `c` in the pre-order walk of `top`'s subtree (a walk that must not
+    /// hold a borrow of the tree between two steps: reclaim's).
+    pub fn preorder_next(&self, top: CounterId, c: CounterId) -> Option<CounterId> {
         if let Some(child) = self.counters[c as usize].first_child {
             return Some(child);
         }

@@ -119,6 +119,11 @@ pub enum Tracepoint {
         out: ShrinkSlabTrace,
         style: TraceStyle,
     },
+    /// A line a userspace agent wrote to `trace_marker` (`tracing_mark_write`): a memory
+    /// controller's decision.
+    Marker {
+        text: String,
+    },
 }
 
 /// The events recorded since the world last drained them, with their timestamps.

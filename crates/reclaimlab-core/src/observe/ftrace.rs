@@ -141,10 +141,12 @@ impl Tracer {
             Tracepoint::Throttled { .. } => "mm_vmscan_throttled",
             Tracepoint::ShrinkSlabStart { .. } => "mm_shrink_slab_start",
             Tracepoint::ShrinkSlabEnd { .. } => "mm_shrink_slab_end",
+            Tracepoint::Marker { .. } => "tracing_mark_write",
         };
         self.start(who, ts, name);
         let b = &mut self.body;
         let _ = match *tp {
+            Tracepoint::Marker { ref text } => writeln!(b, "{text}"),
             Tracepoint::KswapdSleep { nid } => writeln!(b, "nid={nid}"),
             Tracepoint::KswapdWake { nid, order } => writeln!(b, "nid={nid} order={order}"),
             Tracepoint::WakeupKswapd {

@@ -1,6 +1,7 @@
 //! What a run reports of its memory cgroups (cgroup v2's interface files, docs/design/
 //! memcg-psi.md §7): each cgroup's `memory.current`, `memory.peak`, `memory.events`,
-//! `memory.events.local`, `memory.swap.current`, `memory.swap.events`, `memory.stat` and its
+//! `memory.events.local`, `memory.swap.current`, `memory.swap.events`, `memory.stat`,
+//! `memory.pressure` (its PSI group: the stalls of its tasks and its descendants') and its
 //! limits as they read back, under `cgroup/<name>/` in the result directory, and the same
 //! figures in summary.json's `cgroups` object. Nothing here without `[[cgroup]]`.
 //!
@@ -20,7 +21,10 @@ use crate::machine::lru::{
 use crate::machine::memcontrol::mem_cgroup::MemCgroups;
 use crate::machine::memcontrol::{memory_stat_keys, show_memory_knob, StatUnit};
 use crate::machine::page_counter::CounterId;
+use crate::machine::psi::PsiReading;
 use crate::machine::{Machine, PAGE_SIZE};
+
+use super::summary::pressure_lines;
 
 /// `memory.stat` of memcg `id` as (key, value) in printed order, values in the file's units.
 pub fn memory_stat(mc: &MemCgroups, node: &Machine, id: CounterId) -> Vec<(&'static str, u64)> {
@@ -72,11 +76,12 @@ fn cgroups(mc: &MemCgroups) -> impl Iterator<Item = (CounterId, &str)> {
         .map(|(i, n)| (i as CounterId, n.as_str()))
 }
 
-/// The result directory's `cgroup/<name>/memory.*` files.
-pub fn memcg_files(node: &Machine) -> Vec<(String, String)> {
+/// The result directory's `cgroup/<name>/memory.*` files, as a read at `now` shows them.
+pub fn memcg_files(node: &Machine, now: u64) -> Vec<(String, String)> {
     let Some(mc) = &node.memcg else {
         return Vec::new();
     };
+    let pressure = node.psi.read_all(now);
     let mut out = Vec::new();
     for (id, name) in cgroups(mc) {
         let dir = format!("cgroup/{name}");
@@ -104,6 +109,7 @@ pub fn memcg_files(node: &Machine) -> Vec<(String, String)> {
             ("memory.swap.current", bytes(swap.usage)),
             ("memory.swap.max", show_memory_knob(swap.max)),
             ("memory.swap.events", ev.hier.swap_events_text()),
+            ("memory.pressure", pressure[id as usize].text()),
         ] {
             out.push((format!("{dir}/{file}"), text));
         }
@@ -111,13 +117,15 @@ pub fn memcg_files(node: &Machine) -> Vec<(String, String)> {
     out
 }
 
-/// summary.json's `cgroups`: one object per cgroup, by name.
-pub fn memcg_summary(node: &Machine) -> Option<Value> {
+/// summary.json's `cgroups` at `now`: one object per cgroup, by name.
+pub fn memcg_summary(node: &Machine, now: u64) -> Option<Value> {
     let mc = node.memcg.as_ref()?;
+    let pressure = node.psi.read_all(now);
     let mut obj = Map::new();
     for (id, name) in cgroups(mc) {
         let (mem, swap) = (mc.memory.get(id), mc.swap.get(id));
         let e = &mc.events[id as usize].hier;
+        let pro = &mc.proactive[id as usize];
         let stat: Map<String, Value> = memory_stat(mc, node, id)
             .into_iter()
             .map(|(k, v)| (k.to_string(), json!(v)))
@@ -145,13 +153,30 @@ pub fn memcg_summary(node: &Machine) -> Option<Value> {
                 // Not a kernel file: time its tasks slept in memory.high's penalty.
                 "high_throttled_ns": mc.throttled_ns[id as usize],
                 "memory.stat": stat,
+                "memory.pressure": pressure_lines(&pressure[id as usize]),
+                // Not kernel files: what writes of memory.reclaim and memory.high to it did
+                // (a [workload.memory_reclaim] writer, a memcg_controller), in bytes.
+                "proactive": {
+                    "memory.reclaim": {
+                        "writes": pro.reclaim_writes,
+                        "eagain": pro.reclaim_eagain,
+                        "requested": pro.reclaim_requested * PAGE_SIZE,
+                        "reclaimed": pro.reclaim_reclaimed * PAGE_SIZE,
+                    },
+                    "memory.high": {
+                        "writes": pro.high_writes,
+                        "reclaimed": pro.high_reclaimed * PAGE_SIZE,
+                    },
+                },
             }),
         );
     }
     Some(Value::Object(obj))
 }
 
-/// The time series' columns of the cgroups (bytes), named after their files.
+/// The time series' columns of the cgroups, named after their files: the two sizes in bytes,
+/// then `memory.pressure`'s totals (us) and avg10 (hundredths of a percent), as the system's
+/// `psi_memory_*` columns are.
 pub fn timeseries_names(node: &Machine) -> Vec<String> {
     let Some(mc) = &node.memcg else {
         return Vec::new();
@@ -161,17 +186,29 @@ pub fn timeseries_names(node: &Machine) -> Vec<String> {
             [
                 format!("cgroup/{n}/memory.current"),
                 format!("cgroup/{n}/memory.swap.current"),
+                format!("cgroup/{n}/memory.pressure.some_total_us"),
+                format!("cgroup/{n}/memory.pressure.full_total_us"),
+                format!("cgroup/{n}/memory.pressure.some_avg10_x100"),
+                format!("cgroup/{n}/memory.pressure.full_avg10_x100"),
             ]
         })
         .collect()
 }
 
-/// Their values now, in [`timeseries_names`] order.
-pub fn timeseries_values(node: &Machine, out: &mut Vec<u64>) {
+/// Their values now, in [`timeseries_names`] order; `pressure`: every PSI group read now
+/// ([`Psi::read_all`](crate::machine::psi::Psi::read_all)).
+pub fn timeseries_values(node: &Machine, pressure: &[PsiReading], out: &mut Vec<u64>) {
     if let Some(mc) = &node.memcg {
         for (id, _) in cgroups(mc) {
-            out.push(mc.memory.get(id).usage * PAGE_SIZE);
-            out.push(mc.swap.get(id).usage * PAGE_SIZE);
+            let p = &pressure[id as usize];
+            out.extend([
+                mc.memory.get(id).usage * PAGE_SIZE,
+                mc.swap.get(id).usage * PAGE_SIZE,
+                p.total_ns[0] / 1000,
+                p.total_ns[1] / 1000,
+                p.avg_x100(false, 0),
+                p.avg_x100(true, 0),
+            ]);
         }
     }
 }

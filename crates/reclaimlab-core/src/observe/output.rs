@@ -117,7 +117,7 @@ pub fn render(world: &mut World, e: &Ended) -> RunOutput {
         fs_summary = Some(serde_json::Value::Object(o));
         guest_files.extend(files);
     }
-    if let Some(cg) = super::memcg::memcg_summary(&world.machines[0]) {
+    if let Some(cg) = super::memcg::memcg_summary(&world.machines[0], now) {
         let mut o = match fs_summary.take() {
             Some(serde_json::Value::Object(o)) => o,
             _ => serde_json::Map::new(),
@@ -135,7 +135,7 @@ pub fn render(world: &mut World, e: &Ended) -> RunOutput {
     }
     let meminfo = super::render::meminfo_text(&world.machines[0]);
     extra_files.push(("meminfo".to_string(), meminfo));
-    extra_files.extend(super::memcg::memcg_files(&world.machines[0]));
+    extra_files.extend(super::memcg::memcg_files(&world.machines[0], now));
     // /proc/pressure/memory as a read at the end of the run shows it.
     let pressure = world.machines[0].psi.read(PSI_SYSTEM, now).text();
     extra_files.push(("pressure/memory".to_string(), pressure));

@@ -69,6 +69,13 @@ pub fn headline(inp: &SummaryInput) -> Value {
 /// `/proc/pressure/memory` at the end of the run as JSON: per line the three averages (in
 /// percent, the digits the file prints) and the total in microseconds.
 fn pressure(r: &PsiReading) -> Value {
+    json!({ "memory": pressure_lines(r) })
+}
+
+/// A pressure file's two lines as summary.json gives them (the system's under
+/// `pressure.memory`, a cgroup's under its `memory.pressure`): `some` and `full`, each with
+/// the three averages as the file prints them and the total in microseconds.
+pub fn pressure_lines(r: &PsiReading) -> Value {
     let line = |full: bool| {
         let pct = |w: usize| {
             let x = r.avg_x100(full, w);
@@ -84,7 +91,7 @@ fn pressure(r: &PsiReading) -> Value {
             "total_us": r.total_ns[full as usize] / 1000,
         })
     };
-    json!({ "memory": { "some": line(false), "full": line(true) } })
+    json!({ "some": line(false), "full": line(true) })
 }
 
 pub fn build(inp: &SummaryInput) -> String {

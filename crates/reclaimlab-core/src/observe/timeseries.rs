@@ -203,8 +203,10 @@ impl Sampler {
         for c in world.cpus[0].cpu.iter().take(self.cpus) {
             vals.extend([c.busy_ns, c.runq_wait_ns]);
         }
-        super::memcg::timeseries_values(node, &mut vals);
-        let p = node.psi.read(PSI_SYSTEM, now);
+        // Every PSI group read at once (one copy of the state, however many cgroups).
+        let pressure = node.psi.read_all(now);
+        super::memcg::timeseries_values(node, &pressure, &mut vals);
+        let p = &pressure[PSI_SYSTEM as usize];
         vals.extend([
             p.total_ns[0] / 1000,
             p.total_ns[1] / 1000,

@@ -17,6 +17,7 @@ pub mod kcompactd;
 pub mod kswapd_balance;
 pub mod kswapd_loop;
 pub mod lru;
+pub mod memcg_controller;
 pub mod shrinker;
 pub mod watermark_boost;
 pub mod watermark_check;
@@ -127,7 +128,7 @@ impl<T: ?Sized + 'static> SwitchInfo for Switch<T> {
 
 /// Every switch, in the order the scenario's `[policy]` table and `reclaimlab policies` list
 /// them. A switch whose default is a preset comes after the switch it follows.
-pub fn switches() -> [&'static dyn SwitchInfo; 13] {
+pub fn switches() -> [&'static dyn SwitchInfo; 14] {
     [
         &kswapd_balance::SWITCH,
         &watermarks::SWITCH,
@@ -142,6 +143,7 @@ pub fn switches() -> [&'static dyn SwitchInfo; 13] {
         &blkback_pool::SWITCH,
         &blkback_backing::SWITCH,
         &blkback_grants::SWITCH,
+        &memcg_controller::SWITCH,
     ]
 }
 
@@ -239,6 +241,8 @@ mod tests {
                 "blkback_grants" => "v61",
                 // Debian's 6.1 is built without CONFIG_LRU_GEN.
                 "lru" => "classic",
+                // No userspace agent unless the scenario runs one.
+                "memcg_controller" => "none",
                 _ => "v6.1",
             };
             assert_eq!(c.get(s.name()), want, "{}", s.name());

@@ -88,6 +88,9 @@ pub struct Scenario {
     pub xen: Option<XenConfig>,
     /// Memory cgroups (v2) below the root (`[[cgroup]]`), in declaration order.
     pub cgroups: Vec<CgroupConfig>,
+    /// The userspace memory controller's parameters (`[controller]`; it runs when
+    /// `[policy] memcg_controller` names one, with the defaults when the table is absent).
+    pub controller: Option<ControllerConfig>,
     /// Virtual machines run by this host (`[[guest]]`), each a machine of its own.
     pub guests: Vec<GuestConfig>,
     pub workloads: Vec<Workload>,
@@ -124,6 +127,9 @@ pub struct GuestConfig {
     /// Discards are inhibited on the host (device assignment, postcopy): reports are acked
     /// without discarding anything.
     pub discard_inhibited: bool,
+    /// The host memory cgroup the VM's process runs in (its guest RAM is charged there);
+    /// `None`: the root.
+    pub cgroup: Option<String>,
     pub sysctl: Sysctl,
     pub swap: SwapDevice,
     pub cost: CostModel,
@@ -179,6 +185,9 @@ pub use crate::machine::fs::FsConfig;
 /// The `[cost]` table is the machine's CPU cost model (its defaults are declared with its keys).
 pub use crate::machine::cost::CostModel;
 
+/// The `[controller]` table is the userspace memory controller's own configuration.
+pub use crate::actors::memcg_controller::ControllerConfig;
+
 /// The machine tables (`[host]`, `[sysctl]`, `[swap]`, `[disk]`, `[writeback]`, `[oom]`) are
 /// the machine's own configuration types.
 pub use crate::machine::config::{
@@ -213,6 +222,8 @@ pub struct Workload {
     pub fsmark: Option<FsmarkSpec>,
     pub simoops: Option<SimoopsSpec>,
     pub drop_caches: Option<DropCachesSpec>,
+    /// Writes of `memory.reclaim` to a cgroup.
+    pub memory_reclaim: Option<MemoryReclaimSpec>,
     /// Lookups and `stat` over the filesystem's files.
     pub stat: Option<StatSpec>,
     /// A Xen domU's block I/O job.

@@ -19,6 +19,7 @@
 use crate::machine::cost::KvmCost;
 use crate::machine::memory::TaskCtx;
 use crate::machine::page_reporting::SlotEvent;
+use crate::machine::psi::{PsiGroupId, PsiTask};
 use crate::machine::pte::pte_present;
 use crate::machine::{Access, Machine};
 
@@ -73,6 +74,7 @@ impl GuestMemory {
         inhibited: bool,
         host_thp: bool,
         cost: KvmCost,
+        psi_group: PsiGroupId,
     ) -> GuestMemory {
         GuestMemory {
             task,
@@ -85,6 +87,9 @@ impl GuestMemory {
             discarded: vec![0; (frames as usize).div_ceil(64)],
             ctx: TaskCtx {
                 task,
+                // Its host faults' stalls count in its cgroup's group (the system group's
+                // without one).
+                psi: PsiTask::new(psi_group, 0),
                 ..Default::default()
             },
             stats: SlotStats::default(),

@@ -339,6 +339,20 @@ pub struct DropCachesSpec {
     pub after_ns: u64,
 }
 
+/// Writes of `memory.reclaim` (`[workload.memory_reclaim]`): proactive reclaim of a byte
+/// count from a cgroup's subtree, once or at an interval.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MemoryReclaimSpec {
+    /// Bytes each write asks for.
+    pub amount_bytes: u64,
+    /// Delay of the first write after the workload's start.
+    pub after_ns: u64,
+    /// Time between two writes; `None`: one write.
+    pub every_ns: Option<u64>,
+    /// The cgroup written to (a `[[cgroup]]` name); `None`: the workload's own.
+    pub target: Option<String>,
+}
+
 /// `[guest.workload.blkio]`: block I/O of a Xen domU on one of its VBDs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BlkioSpec {

@@ -21,6 +21,7 @@ use super::{
 use crate::machine::config::CgroupConfig;
 use crate::machine::oom_kill::OomKill;
 use crate::machine::page_counter::{CounterId, ROOT_COUNTER};
+use crate::machine::psi::PsiGroupId;
 use crate::machine::signal::Signal;
 use crate::machine::vmstat::VmEvent;
 use crate::machine::{Access, Machine, TaskCtx, HZ, JIFFY_NS};
@@ -36,10 +37,26 @@ pub enum ChargeFail {
 
 impl Machine {
     /// Give the machine its memory cgroups (`[[cgroup]]`); without this call it has none.
+    /// Each memcg gets its PSI group under its parent's (`memory.pressure`): the memcgs are
+    /// numbered parents first, so creating the groups in id order makes a memcg's PSI group
+    /// id its memcg id.
     pub fn setup_memcg(&mut self, cgroups: &[CgroupConfig]) -> Result<(), String> {
         let n = self.frames.len();
-        self.memcg = Some(Box::new(MemCgroups::new(cgroups, n)?));
+        let mc = MemCgroups::new(cgroups, n)?;
+        for id in 1..mc.len() as CounterId {
+            let parent = mc.memory.parent(id).unwrap_or(ROOT_COUNTER);
+            let g = self.psi.add_group(parent as PsiGroupId, self.now)?;
+            debug_assert_eq!(g, id as PsiGroupId);
+        }
+        self.memcg = Some(Box::new(mc));
         Ok(())
+    }
+
+    /// The PSI group of `task`: its memcg's (the system group without cgroups; a task in the
+    /// root memcg counts in the system group, as the root cgroup's tasks do).
+    #[inline]
+    pub fn task_psi_group(&self, task: usize) -> PsiGroupId {
+        self.task_memcg(task) as PsiGroupId
     }
 
     /// The memcg `task` runs in (the root without cgroups).
@@ -144,16 +161,18 @@ impl Machine {
     /// `reclaim_high`: limit reclaim of `nr` pages on each memcg of `id`'s chain (below the
     /// root) that is over its `memory.high`, counting a `high` event for each.
     fn reclaim_high(&mut self, id: CounterId, nr: u64, t: &mut TaskCtx) -> u64 {
-        let chain: Vec<CounterId> = match &self.memcg {
-            Some(mc) => mc
-                .memory
-                .ancestors(id)
-                .filter(|&c| !mc.memory.is_root(c))
-                .collect(),
-            None => return 0,
-        };
+        if self.memcg.is_none() {
+            return 0;
+        }
         let mut got = 0;
-        for m in chain {
+        // Up the chain by parent links, the root left out.
+        let mut next = Some(id);
+        while let Some(m) = next {
+            let memory = &self.memcg.as_ref().expect("cgroups").memory;
+            next = memory.parent(m);
+            if memory.is_root(m) {
+                continue;
+            }
             let over = self.memcg.as_ref().is_some_and(|mc| {
                 let c = mc.memory.get(m);
                 c.usage > c.high

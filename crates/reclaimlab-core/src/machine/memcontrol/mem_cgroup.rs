@@ -33,6 +33,20 @@ pub struct MemcgStat {
     pub workingset_restore: [u64; 2],
 }
 
+/// What the proactive writes to one memcg did over the run (summary.json; not a kernel file).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ProactiveStats {
+    /// Writes of `memory.reclaim`, and those that ended in `EAGAIN`.
+    pub reclaim_writes: u64,
+    pub reclaim_eagain: u64,
+    /// Pages asked for by `memory.reclaim` writes and pages they reclaimed.
+    pub reclaim_requested: u64,
+    pub reclaim_reclaimed: u64,
+    /// Writes of `memory.high`, and the pages their reclaim took.
+    pub high_writes: u64,
+    pub high_reclaimed: u64,
+}
+
 #[derive(Debug, Clone)]
 pub struct MemCgroups {
     /// Index = memcg id; 0 is the root ("").
@@ -60,6 +74,8 @@ pub struct MemCgroups {
     pub localevents: bool,
     /// Time tasks of each memcg slept in `memory.high`'s penalty (ns).
     pub throttled_ns: Vec<u64>,
+    /// What the writes of `memory.reclaim` and `memory.high` to each memcg did.
+    pub proactive: Vec<ProactiveStats>,
 }
 
 impl MemCgroups {
@@ -120,6 +136,7 @@ impl MemCgroups {
             recursiveprot: false,
             localevents: false,
             throttled_ns: vec![0; n],
+            proactive: vec![ProactiveStats::default(); n],
         })
     }
 

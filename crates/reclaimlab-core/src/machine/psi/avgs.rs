@@ -136,6 +136,38 @@ impl Psi {
         }
     }
 
+    /// [`read`](Self::read) of every group at `now`, indexed by group id: one copy of the
+    /// state for all of them (a group's fold touches only its own counts), so a time-series
+    /// sample of many cgroups costs one clone, not one per cgroup.
+    pub fn read_all(&self, now: u64) -> Vec<PsiReading> {
+        let mut psi = self.clone();
+        psi.run_work(now);
+        (0..psi.groups.len())
+            .map(|g| {
+                psi.aggregate(g as PsiGroupId, now);
+                let group = &psi.groups[g];
+                PsiReading {
+                    total_ns: group.total,
+                    avg: group.avg,
+                }
+            })
+            .collect()
+    }
+
+    /// A read of group `g`'s pressure file by an actor at `now` (`psi_show`): unlike
+    /// [`read`](Self::read), it folds the group into this state, as the kernel's read does
+    /// (an agent that reads the file every few seconds is part of the run; an observer is
+    /// not).
+    pub fn read_now(&mut self, g: PsiGroupId, now: u64) -> PsiReading {
+        self.run_work(now);
+        self.aggregate(g, now);
+        let group = &self.groups[g as usize];
+        PsiReading {
+            total_ns: group.total,
+            avg: group.avg,
+        }
+    }
+
     /// Memory stall time of group `g` folded so far, ns: `some` or (`full`) full.
     pub fn total_ns(&self, g: PsiGroupId, full: bool) -> u64 {
         self.groups[g as usize].total[full as usize]

@@ -79,8 +79,10 @@ impl Machine {
             self.lruvec.note_cost(file, n);
             return;
         };
-        let ids: Vec<CounterId> = mc.memory.ancestors(id).collect();
-        for a in ids {
+        // Up the chain by parent links (no list: this runs on every refault and reclaim batch).
+        let mut next = Some(id);
+        while let Some(a) = next {
+            next = mc.memory.parent(a);
             let size: u64 = {
                 let s = mc.subtree_size(a, &self.lruvec);
                 s[..4].iter().sum()
@@ -132,17 +134,27 @@ impl Machine {
     pub(super) fn shrink_node_memcgs(&mut self, sc: &mut ScanControl) {
         let target = sc.target_memcg;
         let mc = self.memcg.as_mut().expect("cgroups");
-        let walk: Vec<CounterId> = mc.memory.preorder(target).collect();
-        let (start, resumed) = match sc.memcg_pos.take() {
-            Some(p) => (walk.iter().position(|&m| m == p).unwrap_or(0), true),
+        let (mut cur, resumed) = match sc.memcg_pos.take() {
+            Some(p) => (Some(p), true),
             None => {
                 let rp = mc.recursiveprot;
                 mc.memory.calculate_subtree_protection(target, rp);
-                (0, false)
+                (Some(target), false)
             }
         };
-        for (k, &m) in walk[start..].iter().enumerate() {
-            if !(resumed && k == 0) {
+        // The walk steps by the tree's links (it does not change during reclaim): no list of
+        // the subtree is made for each pass.
+        let mut first = true;
+        while let Some(m) = cur {
+            cur = self
+                .memcg
+                .as_ref()
+                .expect("cgroups")
+                .memory
+                .preorder_next(target, m);
+            let checked = !(resumed && first);
+            first = false;
+            if checked {
                 let mc = self.memcg.as_ref().expect("cgroups");
                 let (below_min, below_low) = (mc.memory.below_min(m), mc.memory.below_low(m));
                 let (min, low) = mc.memory.protection(target, m);
@@ -173,11 +185,17 @@ impl Machine {
 
     /// kswapd's `age_active_anon` over every memcg.
     pub(super) fn age_active_anon_memcgs(&mut self, sc: &mut ScanControl) {
-        let walk: Vec<CounterId> = match &self.memcg {
-            Some(mc) => mc.memory.preorder(ROOT_COUNTER).collect(),
-            None => return,
-        };
-        for m in walk {
+        if self.memcg.is_none() {
+            return;
+        }
+        let mut cur = Some(ROOT_COUNTER);
+        while let Some(m) = cur {
+            cur = self
+                .memcg
+                .as_ref()
+                .expect("cgroups")
+                .memory
+                .preorder_next(ROOT_COUNTER, m);
             self.memcg_switch(m);
             if self.lruvec.inactive_is_low(false) {
                 self.shrink_active_list(SWAP_CLUSTER_MAX, LRU_ACTIVE_ANON, sc);

@@ -3,6 +3,8 @@
 //! kernel's files take them (`memory.max = "100M"`, `memory.swap.max = 0`,
 //! `memory.oom.group = 1`); a `[[workload]]` joins one with `cgroup = "name"`.
 
+use crate::actors::memcg_controller::ControllerConfig;
+use crate::engine::units::{MIB, NS_PER_MS, NS_PER_SEC};
 use crate::machine::config::{CgroupConfig, CgroupMemory, CgroupOom, CgroupSwap};
 use crate::machine::memcontrol::parse_memory_knob;
 use crate::scenario::schema::{section, Embedded, Fix, Rule, Ty};
@@ -133,8 +135,9 @@ section! {
 /// must be declared, the tree must not loop, and a workload's cgroup must exist.
 pub const CGROUP_TREE: Rule<Scenario> = Rule {
     name: "the cgroups form a tree",
-    doc: "a `[[cgroup]]`'s `parent` and a `[[workload]]`'s `cgroup` must name a declared \
-          `[[cgroup]]`, and following parents must reach the root",
+    doc: "a `[[cgroup]]`'s `parent`, a `[[workload]]`'s or a KVM `[[guest]]`'s `cgroup` and \
+          the cgroup a `[workload.memory_reclaim]` writes must name a declared `[[cgroup]]`, and following \
+          parents must reach the root",
     check: |s, _| {
         let find = |n: &str| s.cgroups.iter().position(|c| c.name == n);
         let names = || {
@@ -186,17 +189,137 @@ pub const CGROUP_TREE: Rule<Scenario> = Rule {
                     .at(format!("workload[{i}].cgroup")));
                 }
             }
+            // A memory.reclaim writer writes a declared cgroup's file: its `cgroup`, else
+            // its workload's (the root's write, a machine-wide reclaim, is not modelled).
+            if let Some(r) = &w.memory_reclaim {
+                match r.target.as_ref().or(w.cgroup.as_ref()) {
+                    None => {
+                        return Err(Fix::new(
+                            format!(
+                                "workload \"{}\": [workload.memory_reclaim] has no cgroup to write",
+                                w.name
+                            ),
+                            "name one with cgroup = \"...\" in the table (or put the workload \
+                             in a cgroup); the root cgroup's memory.reclaim is not modelled",
+                        )
+                        .at(format!("workload[{i}].memory_reclaim")));
+                    }
+                    Some(g) if find(g).is_none() => {
+                        return Err(Fix::new(
+                            format!(
+                                "workload \"{}\": memory_reclaim cgroup \"{g}\" is not declared",
+                                w.name
+                            ),
+                            names(),
+                        )
+                        .at(format!("workload[{i}].memory_reclaim.cgroup")));
+                    }
+                    Some(_) => {}
+                }
+            }
         }
         for (g, guest) in s.guests.iter().enumerate() {
-            if let Some(i) = guest.workloads.iter().position(|w| w.cgroup.is_some()) {
+            if let Some(c) = &guest.cgroup {
+                if s.xen.is_some() {
+                    return Err(Fix::new(
+                        format!("guest \"{}\": a Xen domain is in no host cgroup", guest.name),
+                        "a domU's memory belongs to the hypervisor, not to a host process: \
+                         leave cgroup out, or drop [xen] for a KVM host",
+                    )
+                    .at(format!("guest[{g}].cgroup")));
+                }
+                if find(c).is_none() {
+                    return Err(Fix::new(
+                        format!("guest \"{}\": cgroup \"{c}\" is not declared", guest.name),
+                        names(),
+                    )
+                    .at(format!("guest[{g}].cgroup")));
+                }
+            }
+            let in_cgroup = |w: &crate::scenario::Workload| {
+                w.cgroup.is_some() || w.memory_reclaim.is_some()
+            };
+            if let Some(i) = guest.workloads.iter().position(in_cgroup) {
                 return Err(Fix::new(
                     format!(
-                        "guest \"{}\" workload \"{}\" names a cgroup; the [[cgroup]] tables are the host's",
+                        "guest \"{}\" workload \"{}\" names a cgroup or writes memory.reclaim; the [[cgroup]] tables are the host's",
                         guest.name, guest.workloads[i].name
                     ),
-                    "leave cgroup out of a guest's workloads (guests have no memory cgroups yet)",
+                    "leave cgroup and memory_reclaim out of a guest's workloads (guests have no memory cgroups yet)",
                 )
-                .at(format!("guest[{g}].workload[{i}].cgroup")));
+                .at(format!(
+                    "guest[{g}].workload[{i}].{}",
+                    if guest.workloads[i].cgroup.is_some() { "cgroup" } else { "memory_reclaim" }
+                )));
+            }
+        }
+        Ok(())
+    },
+};
+
+/// A fraction in (0, 1].
+const SHARE: Ty = Ty::Float {
+    min: 0.0,
+    max: 1.0,
+    min_open: true,
+    max_open: false,
+};
+/// A positive factor.
+const FACTOR: Ty = Ty::Float {
+    min: 0.0,
+    max: 1e6,
+    min_open: true,
+    max_open: false,
+};
+
+section! {
+    ControllerConfig => pub static CONTROLLER = "controller",
+        "The userspace memory controller's parameters (`[policy] memcg_controller`): every \
+         `interval` it reads each leaf cgroup's memory.current, memory.high and the `some` \
+         stall of its memory.pressure, and writes memory.high (senpai) or memory.reclaim (tmo). \
+         Each variant reads its own keys; with memcg_controller = \"none\" the table is unused." {
+        interval_ns: 6 * NS_PER_SEC => Key::new("interval", Ty::Duration { min: 1 }, "time between two adjustments of each cgroup");
+        pressure_ns: 10 * NS_PER_MS => Key::new("pressure", Ty::Duration { min: 1 }, "senpai: the `some` stall per interval it steers toward (below: it lowers memory.high; above: it raises it)");
+        max_probe: 0.01 => Key::new("max_probe", SHARE, "senpai: the largest cut of memory.high in one interval, as a share of it");
+        max_backoff: 1.0 => Key::new("max_backoff", FACTOR, "senpai: the largest raise of memory.high in one interval, as a share of it");
+        coeff_probe: 10.0 => Key::new("coeff_probe", FACTOR, "senpai: the ratio of target to stall at which a cut reaches max_probe (the step grows with the square of the ratio)");
+        coeff_backoff: 20.0 => Key::new("coeff_backoff", FACTOR, "senpai: the ratio of stall to target at which a raise reaches max_backoff (the step grows with its square)");
+        min_size_bytes: 100 * MIB => Key::new("min_size", Ty::Size { min: 0, max: u64::MAX >> 1 }, "senpai: memory.high is never set below this");
+        max_size_bytes: None => Key::new("max_size", Ty::Size { min: 4096, max: u64::MAX >> 1 }, "senpai: memory.high is never set above this")
+            .unset("no bound but the cgroup's memory.max");
+        reclaim_ratio: 0.0005 => Key::new("reclaim_ratio", SHARE, "tmo: the share of memory.current reclaimed per interval when the cgroup does not stall");
+        psi_threshold: 0.001 => Key::new("psi_threshold", SHARE, "tmo: the `some` stall share of the interval at which it stops reclaiming (the amount falls linearly to 0 there)");
+    }
+    children: [],
+    rules: [],
+    derived: None,
+}
+
+/// A controller needs cgroups to control.
+pub const CONTROLLER_CGROUPS: Rule<Scenario> = Rule {
+    name: "a memory controller has cgroups",
+    doc: "`[policy] memcg_controller` other than \"none\" needs at least one `[[cgroup]]` (it \
+          controls the leaf cgroups); a guest's must be \"none\" (guests have no cgroups)",
+    check: |s, _| {
+        let v = s.policy.choices.get("memcg_controller");
+        if v != "none" && s.cgroups.is_empty() {
+            return Err(Fix::new(
+                format!("memcg_controller = \"{v}\" has no cgroup to control"),
+                "add a [[cgroup]] table and put the workloads it should drive in it (cgroup = \"...\"), \
+                 or set memcg_controller = \"none\"",
+            )
+            .at("policy.memcg_controller"));
+        }
+        // A guest has no memory cgroups of its own: its agent would control nothing.
+        for (i, g) in s.guests.iter().enumerate() {
+            let v = g.policy.choices.get("memcg_controller");
+            if v != "none" {
+                return Err(Fix::new(
+                    format!("guest \"{}\": memcg_controller = \"{v}\", and guests have no memory cgroups", g.name),
+                    "set the controller in the host's [policy] (it controls the host's [[cgroup]]s, a VM's \
+                     process among them with [[guest]] cgroup = \"...\"), or leave it out of the guest",
+                )
+                .at(format!("guest[{i}].policy.memcg_controller")));
             }
         }
         Ok(())

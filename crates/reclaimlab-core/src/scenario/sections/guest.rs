@@ -131,6 +131,14 @@ section! {
             "the host has discards inhibited (device assignment, postcopy): reports are acked \
              and nothing is discarded",
         );
+        cgroup: None => Key::new(
+            "cgroup",
+            Ty::Text { what: "cgroup name" },
+            "the host memory cgroup (a [[cgroup]] name) the VM's process runs in: its guest RAM \
+             is charged there as the process's anonymous memory, so the cgroup's memory.max, \
+             memory.high and memory.low limit and protect the VM as one process",
+        )
+        .unset("the root cgroup");
         sysctl: Sysctl::default();
         swap: SwapDevice::default();
         cost: CostModel::default();

@@ -20,7 +20,7 @@ mod xen;
 
 // Every section, for a later table kind (`[[guest]]`) to embed and for the tests.
 #[allow(unused_imports)]
-pub use cgroup::{CGROUP, CGROUP_MEMORY, CGROUP_OOM, CGROUP_SWAP};
+pub use cgroup::{CGROUP, CGROUP_MEMORY, CGROUP_OOM, CGROUP_SWAP, CONTROLLER};
 #[allow(unused_imports)]
 pub use fs::FS;
 #[allow(unused_imports)]
@@ -28,15 +28,17 @@ pub use guest::{GUEST, KVM};
 #[allow(unused_imports)]
 pub use machine::{COST, DISK, HOST, OOM, SWAP, SYSCTL, WRITEBACK};
 #[allow(unused_imports)]
-pub use workload::{ANON, DROP_CACHES, FILE, FSMARK, HIGHORDER, SIMOOPS, STAT, TRACE, WORKLOAD};
+pub use workload::{
+    ANON, DROP_CACHES, FILE, FSMARK, HIGHORDER, MEMORY_RECLAIM, SIMOOPS, STAT, TRACE, WORKLOAD,
+};
 #[allow(unused_imports)]
 pub use xen::{BLKBACK, BLKIO, VBD, XEN, XEN_COST};
 
 use super::schema::{section, Array, Embedded, Fix, Optional, Rule, Ty, Unique};
 use super::source::describe_size;
 use super::{
-    CostModel, DiskDevice, FsConfig, HostConfig, OomConfig, PolicyConfig, Scenario, SimConfig,
-    SwapDevice, Sysctl, WritebackConfig, NS_PER_MS, NS_PER_SEC,
+    ControllerConfig, CostModel, DiskDevice, FsConfig, HostConfig, OomConfig, PolicyConfig,
+    Scenario, SimConfig, SwapDevice, Sysctl, WritebackConfig, NS_PER_MS, NS_PER_SEC,
 };
 
 section! {
@@ -96,6 +98,7 @@ section! {
         fs: None;
         xen: None;
         cgroups: Vec::new();
+        controller: None;
         guests: Vec::new();
         workloads: Vec::new();
     }
@@ -134,6 +137,11 @@ section! {
                 help: "every cgroup needs its own name (workloads join it by name, and it names its output directory)",
             }),
         },
+        Optional::<Scenario, ControllerConfig> {
+            section: &CONTROLLER,
+            get: |s| s.controller.as_ref(),
+            put: |s, c| s.controller = Some(c),
+        },
         // Before the workloads: a scenario whose guests do the work needs no host workload.
         Array::<Scenario, super::GuestConfig> {
             section: &GUEST,
@@ -169,6 +177,7 @@ section! {
         guest::HOST_HINTING,
         xen::XEN_HOST,
         cgroup::CGROUP_TREE,
+        cgroup::CONTROLLER_CGROUPS,
     ],
     derived: None,
 }

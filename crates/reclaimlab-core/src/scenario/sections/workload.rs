@@ -6,8 +6,8 @@ use std::path::Path;
 use crate::scenario::schema::{section, Fix, Optional, Rule, Ty, Val};
 use crate::scenario::{
     AccessPattern, AnonSpec, Compression, DropCachesSpec, FileOp, FileSpec, FsmarkSpec,
-    HighOrderGfp, HighOrderSpec, Lifetimes, ObjectSize, SimoopsSpec, StatSpec, TraceFormat,
-    TraceKind, TraceSpec, TraceTime, Workload, KIB, MIB, NS_PER_MS, NS_PER_US,
+    HighOrderGfp, HighOrderSpec, Lifetimes, MemoryReclaimSpec, ObjectSize, SimoopsSpec, StatSpec,
+    TraceFormat, TraceKind, TraceSpec, TraceTime, Workload, KIB, MIB, NS_PER_MS, NS_PER_US,
 };
 
 const DURATION: Ty = Ty::Duration { min: 0 };
@@ -59,6 +59,7 @@ section! {
         fsmark: None;
         simoops: None;
         drop_caches: None;
+        memory_reclaim: None;
         stat: None;
         blkio: None;
     }
@@ -98,6 +99,11 @@ section! {
             get: |w| w.drop_caches.as_ref(),
             put: |w, c| w.drop_caches = Some(c),
         },
+        Optional::<Workload, MemoryReclaimSpec> {
+            section: &MEMORY_RECLAIM,
+            get: |w| w.memory_reclaim.as_ref(),
+            put: |w, c| w.memory_reclaim = Some(c),
+        },
         Optional::<Workload, StatSpec> {
             section: &STAT,
             get: |w| w.stat.as_ref(),
@@ -123,9 +129,21 @@ section! {
             },
         },
         Rule {
+            name: "repeated memory.reclaim writes end",
+            doc: "a `[workload.memory_reclaim]` table with `every` needs the workload's `duration`",
+            check: |w, _| match &w.memory_reclaim {
+                Some(r) if r.every_ns.is_some() && w.duration_ns.is_none() => Err(Fix::new(
+                    "memory.reclaim writes repeated `every` interval need an end",
+                    "give the workload a duration, or leave `every` out for one write",
+                )
+                .at("memory_reclaim.every")),
+                _ => Ok(()),
+            },
+        },
+        Rule {
             name: "a workload does something",
             doc: "a workload needs at least one of the anon, file, trace, highorder, fsmark, \
-                  simoops, drop_caches and blkio tables",
+                  simoops, drop_caches, memory_reclaim and blkio tables",
             check: |w, _| {
                 if w.anon.is_none()
                     && w.file.is_none()
@@ -134,13 +152,14 @@ section! {
                     && w.fsmark.is_none()
                     && w.simoops.is_none()
                     && w.drop_caches.is_none()
+                    && w.memory_reclaim.is_none()
                     && w.stat.is_none()
                     && w.blkio.is_none()
                 {
                     return Err(Fix::new(
                         format!(
                             "workload \"{}\" does nothing: it has no anon, file, trace, highorder, \
-                             fsmark, simoops or drop_caches table",
+                             fsmark, simoops, drop_caches or memory_reclaim table",
                             w.name
                         ),
                         "add a [workload.anon] table (size = \"1GiB\"), a [workload.file] table \
@@ -447,6 +466,23 @@ section! {
         "Write `vm.drop_caches` once, at the workload's start plus `after`." {
         value: 3 => Key::new("value", Ty::UInt { min: 1, max: 3 }, "1: page cache, 2: slab (dentries and inodes), 3: both");
         after_ns: 0 => Key::new("after", DURATION, "delay after the workload's start");
+    }
+    children: [],
+    rules: [],
+    derived: None,
+}
+
+section! {
+    MemoryReclaimSpec => pub static MEMORY_RECLAIM = "memory_reclaim",
+        "Write `memory.reclaim` of a cgroup (proactive reclaim from its subtree, 6.1's \
+         `memory_reclaim`): once at the workload's start plus `after`, or every `every` from \
+         then until the workload's end. Not a memory stall of the writer." {
+        amount_bytes: MIB => Key::new("amount", Ty::Size { min: 0, max: u64::MAX >> 1 }, "bytes each write asks for (a partial page is dropped, as the kernel's page count is)");
+        after_ns: 0 => Key::new("after", DURATION, "delay of the first write after the workload's start");
+        every_ns: None => Key::new("every", POSITIVE, "time between two writes")
+            .unset("one write");
+        target: None => Key::new("cgroup", Ty::Text { what: "cgroup name" }, "the cgroup whose memory.reclaim is written (a [[cgroup]] name)")
+            .unset("the workload's own cgroup");
     }
     children: [],
     rules: [],

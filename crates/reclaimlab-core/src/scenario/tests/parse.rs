@@ -39,6 +39,7 @@ fn minimal_takes_every_default() {
         fsmark: None,
         simoops: None,
         drop_caches: None,
+        memory_reclaim: None,
         stat: None,
         blkio: None,
     });
@@ -353,18 +354,33 @@ fn every_registered_name_parses() {
     }
     for sw in crate::policy::switches() {
         for v in sw.variants() {
-            // Every switch is a guest's too; hinting only a guest's.
+            // Every switch is a guest's too (a memory controller only as "none": guests have
+            // no cgroups); hinting only a guest's.
             let text = format!(
                 "[[guest]]\nname = \"g\"\npolicy.{} = \"{}\"\n{MINIMAL}",
                 sw.name(),
                 v.name
             );
-            let s = parse_str(&text, "t").unwrap();
-            assert_eq!(s.guests[0].policy.choices.get(sw.name()), v.name);
+            if sw.name() == "memcg_controller" && v.name != "none" {
+                let e = parse_str(&text, "t").unwrap_err();
+                assert!(
+                    e.to_string().contains("guests have no memory cgroups"),
+                    "{e}"
+                );
+            } else {
+                let s = parse_str(&text, "t").unwrap();
+                assert_eq!(s.guests[0].policy.choices.get(sw.name()), v.name);
+            }
             if sw.name() == "hinting" {
                 continue;
             }
-            let text = format!("policy.{} = \"{}\"\n{MINIMAL}", sw.name(), v.name);
+            // A userspace memory controller needs a cgroup to control.
+            let cgroup = if sw.name() == "memcg_controller" {
+                "[[cgroup]]\nname = \"c\"\n"
+            } else {
+                ""
+            };
+            let text = format!("policy.{} = \"{}\"\n{cgroup}{MINIMAL}", sw.name(), v.name);
             let s = parse_str(&text, "t").unwrap();
             assert_eq!(s.policy.choices.get(sw.name()), v.name);
         }

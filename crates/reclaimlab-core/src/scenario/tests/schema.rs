@@ -149,6 +149,7 @@ fn every_field_is_reachable_from_exactly_one_key() {
         ("fs", "fs"),
         ("xen", "xen"),
         ("cgroups", "cgroup"),
+        ("controller", "controller"),
         ("guests", "guest"),
         ("workloads", "workload"),
     ];
@@ -187,6 +188,7 @@ fn every_field_is_reachable_from_exactly_one_key() {
         ("drop_caches", "drop_caches"),
         ("stat", "stat"),
         ("blkio", "blkio"),
+        ("memory_reclaim", "memory_reclaim"),
     ];
     check_complete(&WORKLOAD, &Workload::default(), &nested, &[]);
     // zipf_alpha and time_unit only apply with these settings, and live inside the enum.
@@ -209,6 +211,8 @@ fn every_field_is_reachable_from_exactly_one_key() {
     };
     check_complete(&TRACE, &trace, &[], &[("time", &["time", "time_unit"])]);
     check_complete(&HIGHORDER, &HighOrderSpec::default(), &[], &[]);
+    check_complete(&MEMORY_RECLAIM, &MemoryReclaimSpec::default(), &[], &[]);
+    check_complete(&CONTROLLER, &ControllerConfig::default(), &[], &[]);
     // The filesystem tables ([fs], fsmark, simoops, stat, drop_caches): schema_fs.rs.
 }
 

@@ -45,6 +45,7 @@ fn workload(name: &str) -> Workload {
         fsmark: None,
         simoops: None,
         drop_caches: None,
+        memory_reclaim: None,
         stat: None,
         blkio: None,
     }
