@@ -142,16 +142,9 @@ impl Machine {
                 (Some(target), false)
             }
         };
-        // The walk steps by the tree's links (it does not change during reclaim): no list of
-        // the subtree is made for each pass.
         let mut first = true;
         while let Some(m) = cur {
-            cur = self
-                .memcg
-                .as_ref()
-                .expect("cgroups")
-                .memory
-                .preorder_next(target, m);
+            cur = self.memcg_preorder_next(target, m);
             let checked = !(resumed && first);
             first = false;
             if checked {
@@ -183,6 +176,17 @@ impl Machine {
         }
     }
 
+    /// The memcg after `m` in the pre-order walk of `top`'s subtree. Reclaim's walks step with
+    /// it instead of collecting the subtree: the tree does not change during reclaim, and the
+    /// machine is borrowed mutably between two steps.
+    fn memcg_preorder_next(&self, top: CounterId, m: CounterId) -> Option<CounterId> {
+        self.memcg
+            .as_ref()
+            .expect("cgroups")
+            .memory
+            .preorder_next(top, m)
+    }
+
     /// kswapd's `age_active_anon` over every memcg.
     pub(super) fn age_active_anon_memcgs(&mut self, sc: &mut ScanControl) {
         if self.memcg.is_none() {
@@ -190,12 +194,7 @@ impl Machine {
         }
         let mut cur = Some(ROOT_COUNTER);
         while let Some(m) = cur {
-            cur = self
-                .memcg
-                .as_ref()
-                .expect("cgroups")
-                .memory
-                .preorder_next(ROOT_COUNTER, m);
+            cur = self.memcg_preorder_next(ROOT_COUNTER, m);
             self.memcg_switch(m);
             if self.lruvec.inactive_is_low(false) {
                 self.shrink_active_list(SWAP_CLUSTER_MAX, LRU_ACTIVE_ANON, sc);

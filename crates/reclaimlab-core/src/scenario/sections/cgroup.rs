@@ -136,8 +136,8 @@ section! {
 pub const CGROUP_TREE: Rule<Scenario> = Rule {
     name: "the cgroups form a tree",
     doc: "a `[[cgroup]]`'s `parent`, a `[[workload]]`'s or a KVM `[[guest]]`'s `cgroup` and \
-          the cgroup a `[workload.memory_reclaim]` writes must name a declared `[[cgroup]]`, and following \
-          parents must reach the root",
+          the cgroup a `[workload.memory_reclaim]` writes must name a declared `[[cgroup]]`, \
+          and following parents must reach the root",
     check: |s, _| {
         let find = |n: &str| s.cgroups.iter().position(|c| c.name == n);
         let names = || {
@@ -222,7 +222,10 @@ pub const CGROUP_TREE: Rule<Scenario> = Rule {
             if let Some(c) = &guest.cgroup {
                 if s.xen.is_some() {
                     return Err(Fix::new(
-                        format!("guest \"{}\": a Xen domain is in no host cgroup", guest.name),
+                        format!(
+                            "guest \"{}\": a Xen domain is in no host cgroup",
+                            guest.name
+                        ),
                         "a domU's memory belongs to the hypervisor, not to a host process: \
                          leave cgroup out, or drop [xen] for a KVM host",
                     )
@@ -236,9 +239,8 @@ pub const CGROUP_TREE: Rule<Scenario> = Rule {
                     .at(format!("guest[{g}].cgroup")));
                 }
             }
-            let in_cgroup = |w: &crate::scenario::Workload| {
-                w.cgroup.is_some() || w.memory_reclaim.is_some()
-            };
+            let in_cgroup =
+                |w: &crate::scenario::Workload| w.cgroup.is_some() || w.memory_reclaim.is_some();
             if let Some(i) = guest.workloads.iter().position(in_cgroup) {
                 return Err(Fix::new(
                     format!(
