@@ -386,7 +386,7 @@ def test_workload_program_runs_a_small_spec_on_this_host(tmp_path):
         "workload name=b start_ns=1000000 duration_ns=0\n"
         f"file size=1048576 op=read passes=2 hold_ns=0 path={f}\n"
         # Ended by its duration long before its passes are done.
-        "workload name=c start_ns=0 duration_ns=300000000\n"
+        "workload name=c start_ns=0 duration_ns=1200000000\n"
         "anon size=4194304 pattern=random alpha=1.0 passes=1000000 write_fraction=0 "
         "think_ns=2000 hold_ns=0\n"
     )
@@ -397,13 +397,36 @@ def test_workload_program_runs_a_small_spec_on_this_host(tmp_path):
     work = guest.parse_workload(out)
     assert sorted(w["name"] for w in work["workloads"]) == ["a", "b", "c"]
     # Each anonymous thread's accesses: all of a's (2 passes over 1,024 pages); c made as many
-    # as 0.3 s allowed at 2 us spun between two (its first 1,024 are faults), never more.
+    # as 1.2 s allowed at 2 us spun between two (its first 1,024 are faults), never more.
     acc = {t["workload"]: t["accesses"] for t in work["anon"]}
     assert acc["a"] == 2 * 1024 and set(acc) == {"a", "c"}
-    assert 1024 < acc["c"] <= 300_000_000 // 2000
+    assert 1024 < acc["c"] <= 1_200_000_000 // 2000
     assert all(w["exit"] == 0 for w in work["workloads"]) and work["elapsed_ns"] > 0
     # It read this machine's counters as its workloads ended: at least their own faults.
     assert work["vmstat_end"]["pgfault"] >= (4 << 20) // 4096
+    # Its course: a sample at the start, one a second, and the state as the last one ended,
+    # before the counters above were read.
+    s = work["samples"]
+    t = s["t_ns"]
+    assert len(t) == 3 and t[0] < 200_000_000 and 950_000_000 <= t[1] < 1_150_000_000
+    assert t[2] == work["elapsed_ns"] >= 1_200_000_000
+    for name in ("nr_free_pages", "nr_inactive_anon", "pgmajfault", "pgscan_kswapd",
+                 "slabs_scanned", "nr_dentry", "nr_inodes"):
+        assert len(s[name]) == 3 and min(s[name]) >= 0, name
+    assert s["nr_free_pages"][0] > 0 and s["nr_dentry"][0] > 0
+    for name in ("pgmajfault", "pswpout", "pgscan_kswapd", "slabs_scanned"):
+        assert s[name] == sorted(s[name]) and s[name][-1] <= work["vmstat_end"][name], name
+
+
+def test_workload_samples_parse_as_columns():
+    out = ("sample t_ns=0 nr_free_pages=100 pswpin=5\n"
+           "sample t_ns=1000000000 nr_free_pages=90 pswpin=7 nr_dentry=3\n"
+           "sample t_ns=bad nr_free_pages=1\n"
+           "result elapsed_ns=1000000000\n")
+    s = guest.parse_workload(out)["samples"]
+    # A field first seen late is -1 before it; a malformed line is dropped.
+    assert s == {"t_ns": [0, 1_000_000_000], "nr_free_pages": [100, 90], "pswpin": [5, 7],
+                 "nr_dentry": [-1, 3]}
 
 
 # --- errors through the command line --------------------------------------------------------------

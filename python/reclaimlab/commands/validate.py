@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import json
 import sys
 from pathlib import Path
 
 from ..api import ScenarioError
 from ..validate import (
-    balloon, balloon_compare, calibrate, compare, profile, report, sittings, spec, store,
+    balloon, balloon_compare, calibrate, compare, course, profile, report, sittings, spec, store,
 )
 from ..validate.errors import ValidateError
 from ..validate.guest import DEFAULT_TIMEOUT_S
@@ -103,6 +104,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "the guest, DIR/<scenario>.toml (for `reclaimlab run`); with --balloon, the result "
         "directories, DIR/<scenario>/",
     )
+    p.add_argument(
+        "--course", action="store_true",
+        help="also the course of each run: the guest's state and counters once every 5 s "
+        "(sampled by the workload program, boots from 2026-11-30 on) beside the model's time "
+        "series, means over boots and seeds (diagnosis, in no score)",
+    )
 
 
 def _scenarios(args: argparse.Namespace) -> list[Path]:
@@ -182,6 +189,7 @@ def main(args: argparse.Namespace) -> int:
     if args.real_only:
         raise CliError("--real-only goes with --balloon")
     comparisons, baseline, not_sat = [], [], []
+    courses: dict[str, list] = {}
     try:
         for path in _scenarios(args):
             s = spec.load(path, _sitting(args, path), args.lru)
@@ -198,6 +206,8 @@ def main(args: argparse.Namespace) -> int:
                 _write_sim_scenario(Path(args.sim_out), s, kept, prof)
             print(f"{s.name}: simulating seeds 1..{args.reps}", file=sys.stderr, flush=True)
             comparisons.append(compare.compare(s, kept, args.reps, prof))
+            if args.course:
+                courses[s.name] = course.course(s, kept, args.reps, prof)
             # The prediction scenarios once more with no costs at all: the baseline.
             if s.role == "prediction" and prof is not None:
                 baseline.append(compare.compare(s, kept, args.reps, baseline=True))
@@ -211,12 +221,19 @@ def main(args: argparse.Namespace) -> int:
     except ValidateError as e:
         raise CliError(str(e), e.exit_code) from None
     if args.format == "json":
-        sys.stdout.write(report.as_json(comparisons, baseline, not_sat))
+        out = report.as_json(comparisons, baseline, not_sat)
+        if args.course:
+            doc = json.loads(out)
+            doc["courses"] = courses
+            out = json.dumps(doc, indent=2) + "\n"
+        sys.stdout.write(out)
     else:
         render = report.text if args.format == "table" else report.markdown
         sys.stdout.write("\n".join(render(c) for c in comparisons))
         if len(comparisons) > 1 or baseline or not_sat:
             sys.stdout.write(f"\n{report.overall(comparisons, baseline, not_sat)}\n")
+        for name, rows in courses.items():
+            sys.stdout.write("\n" + course.text(name, rows))
     return 0
 
 

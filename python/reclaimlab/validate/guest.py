@@ -70,11 +70,23 @@ def parse_transcript(text: str) -> Transcript:
 def parse_workload(text: str) -> dict[str, Any]:
     """The workload program's `result ...` lines (elapsed time and each process's end), its
     `vmstat NAME VALUE` lines (the counters as the last workload ended), its `fs ...` lines
-    (creators and walkers) and its `anon ...` lines (each anonymous thread's accesses); the
-    last three are absent from boots of programs older than them."""
+    (creators and walkers), its `anon ...` lines (each anonymous thread's accesses) and its
+    `sample ...` lines (the kernel's state and counters once a second, as columns: `t_ns` and
+    one list per field, -1 where the guest had no such field); the last four are absent from
+    boots of programs older than them."""
     out: dict[str, Any] = {"elapsed_ns": None, "workloads": [], "vmstat_end": {}, "fs": [],
-                           "anon": []}
+                           "anon": [], "samples": {}}
     for line in text.splitlines():
+        if line.startswith("sample "):
+            fields = dict(f.split("=", 1) for f in line.split()[1:] if "=" in f)
+            if not all(v.lstrip("-").isdigit() for v in fields.values()) or "t_ns" not in fields:
+                continue
+            cols = out["samples"]
+            n = len(cols.get("t_ns", []))
+            for k, v in fields.items():
+                # A field first seen late is -1 for the samples before it.
+                cols.setdefault(k, [-1] * n).append(int(v))
+            continue
         if line.startswith("anon "):
             # An anonymous thread's accesses: its pace (absent from older programs' boots).
             fields = dict(f.split("=", 1) for f in line.split()[1:] if "=" in f)
@@ -172,6 +184,8 @@ def rep_from_transcript(text: str, source: str) -> dict[str, Any]:
         {"fs_threads": work["fs"]} if work["fs"] else {}
     ) | (
         {"anon_threads": work["anon"]} if work["anon"] else {}
+    ) | (
+        {"samples": work["samples"]} if work["samples"] else {}
     ) | (
         {"slabinfo_before": fscount.parse_slabinfo(t.sections["slabinfo before"]),
          "slabinfo_after": fscount.parse_slabinfo(t.sections["slabinfo after"])}

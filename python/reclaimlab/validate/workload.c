@@ -20,8 +20,11 @@
  *
  *   reclaimlab-workload prepare SPEC      create every file of the spec (written, fsynced)
  *   reclaimlab-workload run SPEC SEED     run the workloads, print one `result` line each,
- *                                         and one `anon` line per anonymous thread: the
- *                                         accesses it made (its pace, set beside the model's)
+ *                                         one `anon` line per anonymous thread: the
+ *                                         accesses it made (its pace, set beside the model's),
+ *                                         and one `sample` line per second of the run: the
+ *                                         state and counters the kernel had then (its course,
+ *                                         set beside the model's time series)
  *
  * Mirroring rules (each one matches what the simulator does, see docs/VALIDATION.md):
  * - the first access to an anonymous page always writes it: the simulator allocates a private
@@ -108,6 +111,36 @@ static struct creation_log *crlog;
  * duration (_exit) or killed by the OOM killer leaves its count as far as it got.
  */
 static volatile uint64_t *accesses;
+
+/*
+ * The course of a run: a sampler process reads /proc/vmstat and the dentry and inode counts
+ * once a second while the workloads run, into memory shared with the parent, which prints the
+ * samples after the last workload ends (printing during the run would put the console's work
+ * inside it). The samples' memory (about 230 KiB, room for 15 minutes) is locked, so the
+ * pressure the sampler observes never swaps them out; reading three small proc files a second
+ * is what it adds to the guest's work.
+ */
+#define SAMPLE_NS 1000000000ULL
+#define MAX_SAMPLES 900
+static const char *const sample_names[] = {
+	"nr_free_pages", "nr_inactive_anon", "nr_active_anon", "nr_inactive_file",
+	"nr_active_file", "nr_slab_reclaimable", "nr_slab_unreclaimable", "nr_swapcached",
+	"nr_dirty", "nr_writeback", "pswpin", "pswpout", "pgmajfault", "swap_ra", "swap_ra_hit",
+	"workingset_refault_anon", "workingset_refault_file", "workingset_activate_anon",
+	"pgscan_kswapd", "pgscan_direct", "pgsteal_kswapd", "pgsteal_direct", "pgrefill",
+	"allocstall_normal", "allocstall_movable", "slabs_scanned", "kswapd_inodesteal",
+	"pageoutrun",
+};
+#define NR_SAMPLE_VMSTAT (sizeof sample_names / sizeof sample_names[0])
+/* After the vmstat fields: nr_dentry, nr_unused dentries, nr_inodes. */
+#define NR_SAMPLE_FIELDS (NR_SAMPLE_VMSTAT + 3)
+struct samples {
+	_Atomic int stop;
+	uint64_t n;
+	uint64_t t_ns[MAX_SAMPLES];
+	int64_t v[MAX_SAMPLES][NR_SAMPLE_FIELDS];
+};
+static struct samples *samples;
 
 static void die(const char *what)
 {
@@ -573,6 +606,74 @@ static void print_vmstat_end(void)
 	fclose(f);
 }
 
+/* The first two numbers of a proc file (dentry-state, inode-nr), -1 where missing. */
+static void read_two(const char *path, int64_t *a, int64_t *b)
+{
+	long long x = -1, y = -1;
+	FILE *f = fopen(path, "r");
+	if (f) {
+		if (fscanf(f, "%lld %lld", &x, &y) != 2)
+			x = y = -1;
+		fclose(f);
+	}
+	*a = x;
+	*b = y;
+}
+
+static void take_sample(uint64_t t_ns)
+{
+	uint64_t k = samples->n;
+	if (k >= MAX_SAMPLES)
+		return;
+	int64_t *v = samples->v[k];
+	for (size_t i = 0; i < NR_SAMPLE_FIELDS; i++)
+		v[i] = -1;
+	char line[256], name[128];
+	long long value;
+	FILE *f = fopen("/proc/vmstat", "r");
+	if (f) {
+		while (fgets(line, sizeof line, f)) {
+			if (sscanf(line, "%127s %lld", name, &value) != 2)
+				continue;
+			for (size_t i = 0; i < NR_SAMPLE_VMSTAT; i++)
+				if (!strcmp(name, sample_names[i]))
+					v[i] = value;
+		}
+		fclose(f);
+	}
+	int64_t unused_inodes;
+	read_two("/proc/sys/fs/dentry-state", &v[NR_SAMPLE_VMSTAT], &v[NR_SAMPLE_VMSTAT + 1]);
+	read_two("/proc/sys/fs/inode-nr", &v[NR_SAMPLE_VMSTAT + 2], &unused_inodes);
+	samples->t_ns[k] = t_ns;
+	samples->n = k + 1;
+}
+
+/* The sampler process: a sample at t0 and every SAMPLE_NS after it until told to stop. */
+static void run_sampler(uint64_t t0)
+{
+	mlock(samples, sizeof *samples);
+	for (uint64_t k = 0; !atomic_load(&samples->stop); k++) {
+		sleep_until(t0 + k * SAMPLE_NS);
+		if (atomic_load(&samples->stop))
+			break;
+		take_sample(now_ns() - t0);
+	}
+	_exit(0);
+}
+
+static void print_samples(void)
+{
+	for (uint64_t k = 0; k < samples->n; k++) {
+		printf("sample t_ns=%llu", (unsigned long long)samples->t_ns[k]);
+		for (size_t i = 0; i < NR_SAMPLE_VMSTAT; i++)
+			printf(" %s=%lld", sample_names[i], (long long)samples->v[k][i]);
+		printf(" nr_dentry=%lld nr_unused_dentry=%lld nr_inodes=%lld\n",
+		       (long long)samples->v[k][NR_SAMPLE_VMSTAT],
+		       (long long)samples->v[k][NR_SAMPLE_VMSTAT + 1],
+		       (long long)samples->v[k][NR_SAMPLE_VMSTAT + 2]);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
@@ -603,8 +704,17 @@ int main(int argc, char **argv)
 			MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (accesses == MAP_FAILED)
 		die("access counters");
+	samples = mmap(NULL, sizeof *samples, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+		       -1, 0);
+	if (samples == MAP_FAILED)
+		die("samples");
 	fflush(stdout);
 	uint64_t t0 = now_ns();
+	pid_t sampler = fork();
+	if (sampler < 0)
+		die("fork");
+	if (sampler == 0)
+		run_sampler(t0);
 	for (int w = 0; w < nworkloads; w++) {
 		pids[w] = fork();
 		if (pids[w] < 0)
@@ -615,6 +725,12 @@ int main(int argc, char **argv)
 	for (int done = 0; done < nworkloads; done++) {
 		int status;
 		pid_t pid = wait(&status);
+		if (pid == sampler) {
+			/* It ended by itself (it cannot, unless killed): the workloads still count. */
+			sampler = -1;
+			done--;
+			continue;
+		}
 		uint64_t t = now_ns() - t0;
 		for (int w = 0; w < nworkloads; w++) {
 			if (pids[w] != pid)
@@ -626,12 +742,20 @@ int main(int argc, char **argv)
 		}
 	}
 	uint64_t elapsed = now_ns() - t0;
+	/* The run's last state, then the sampler stops. */
+	if (sampler > 0) {
+		atomic_store(&samples->stop, 1);
+		kill(sampler, SIGKILL);
+		waitpid(sampler, NULL, 0);
+	}
+	take_sample(elapsed);
 	for (int w = 0; w < nworkloads; w++)
 		for (int i = 0; i < workloads[w].nthreads; i++)
 			if (workloads[w].threads[i].kind == K_ANON)
 				printf("anon workload=%s thread=%d accesses=%llu\n", workloads[w].name, i,
 				       (unsigned long long)accesses[w * MAX_THREADS + i]);
 	print_vmstat_end();
+	print_samples();
 	printf("result elapsed_ns=%llu\n", (unsigned long long)elapsed);
 	return 0;
 }
