@@ -29,6 +29,17 @@ its first batch), the devices' request latencies (the swap disk's from the anony
 the data disk's from the file one) and kswapd's wake-up latencies (both scenarios' boots,
 pooled: from the allocator's `mm_vmscan_wakeup_kswapd` to `mm_vmscan_kswapd_wake`) are taken
 as measured.
+
+A filesystem calibration scenario (one per type, `validation/calibrate/<type>-create-stat`:
+one creator making empty files, then one walker stat-ing them twice, with no memory pressure)
+measures that type's two CPU costs from its kept boots, by its workloads' end times: a create
+(the creator's run over the files it made: `[fs.<type>] create_cost`) and a cached lookup (the
+walker's run over its lookups: `[stat.<type>] hit_cost`), each the mean over the boots. In the
+model, without pressure, a create takes `create_cost` and a cached lookup `hit_cost`, so the
+measured times are the keys (`test_validate_protocol.py` checks the model gives them back).
+These figures cover their own keys only and are not in the slowdown. A filesystem calibration
+scenario not yet sat in the sitting leaves its type's keys to the section's own (native times
+the slowdown).
 """
 
 from __future__ import annotations
@@ -77,9 +88,16 @@ class Calibration:
 
 
 def _kind(spec: GuestSpec) -> str:
-    """"anon" or "file": which cost the calibration scenario isolates; a ValidateError when it
-    isolates neither as the rules need."""
+    """"anon", "file" or "fs-<type>": which cost the calibration scenario isolates; a
+    ValidateError when it isolates none as the rules need."""
     ws = spec.document.get("workload", [])
+    fs = spec.document.get("fs")
+    if fs is not None and [set(w) - {"name", "start"} for w in ws] == [{"fsmark"}, {"stat"}]:
+        f, st = ws[0]["fsmark"], ws[1]["stat"]
+        if (int(f.get("threads", 1)) == 1 and size_bytes(f.get("file_size", 0)) == 0
+                and int(st.get("threads", 1)) == 1 and "start" not in ws[0]
+                and fs.get("type") in profile.FS_TYPES):
+            return f"fs-{fs['type']}"
     if len(ws) == 1 and set(ws[0]) - {"name", "start"} == {"anon"}:
         a = ws[0]["anon"]
         if a.get("pattern", "sequential") == "sequential" and int(a.get("passes", 1)) == 2:
@@ -89,8 +107,10 @@ def _kind(spec: GuestSpec) -> str:
             return "file"
     raise ValidateError(
         f"{spec.path}: a calibration scenario has one workload, either [workload.anon] "
-        "sequential with two passes or [workload.file] reading (docs/VALIDATION.md, "
-        "\"Protocol\"); move it to validation/predict/"
+        "sequential with two passes or [workload.file] reading, or, with [fs], one "
+        "single-threaded [workload.fsmark] of empty files from the start and then one "
+        "single-threaded [workload.stat] (docs/VALIDATION.md, \"Protocol\"); move it to "
+        "validation/predict/"
     )
 
 
@@ -135,9 +155,10 @@ def derive(specs: list[GuestSpec]) -> Calibration:
             raise ValidateError(f"{s.path}: a second {kind} calibration scenario (beside "
                                 f"{by_kind[kind].path}); the rules take one of each")
         by_kind[kind] = s
-    if set(by_kind) != {"anon", "file"}:
+    if not {"anon", "file"} <= set(by_kind):
         raise ValidateError("the calibration needs one anonymous and one file scenario in "
                             "validation/calibrate/ (docs/VALIDATION.md, \"Protocol\")")
+    fs_specs = {k: by_kind.pop(k) for k in sorted(by_kind) if k.startswith("fs-")}
     anon, file = by_kind["anon"], by_kind["file"]
     reps = {k: store.load(s)["reps"] for k, s in by_kind.items()}
     native = _native(anon)
@@ -206,6 +227,16 @@ def derive(specs: list[GuestSpec]) -> Calibration:
     for k in FS_WAITS:
         c.fs[f"fs.{k}"] = c.devices["disk.read_latency"]
         src[f"fs.{k}"] = f"the data disk's request: [disk] read_latency ({file.name})"
+    for kind, s in fs_specs.items():
+        if sittings.not_yet_sat(s.path, anon.real_dir.parent):
+            continue
+        fs_type = kind.removeprefix("fs-")
+        create_us, lookup_us = fs_figures(s, store.load(s)["reps"])
+        c.fs[f"fs.{fs_type}.create_cost"] = create_us
+        src[f"fs.{fs_type}.create_cost"] = f"{s.name}: the creator's run over its creates"
+        c.fs[f"stat.{fs_type}.hit_cost"] = lookup_us
+        src[f"stat.{fs_type}.hit_cost"] = f"{s.name}: the walker's run over its lookups"
+        c.scenarios.append(s.name)
     # The model's wake-up latency is the allocator's wait from `wakeup_kswapd` to kswapd's run
     # (its `Woken` state): `kswapd_wait_us`, not `sched_wakeup` -> `sched_switch`, which misses
     # the remote wake-up's delivery to kswapd's vCPU and kswapd's way back into kswapd().
@@ -216,6 +247,34 @@ def derive(specs: list[GuestSpec]) -> Calibration:
         raise ValidateError(f"{anon.real_dir}: the calibration boots traced only "
                             f"{len(c.samples)} kswapd wake-ups; at least 50 are needed")
     return c
+
+
+def fs_figures(spec: GuestSpec, reps: list[dict[str, Any]]) -> tuple[float, float]:
+    """A filesystem calibration scenario's two figures in microseconds, means over its boots:
+    a create (the creator's end over the files it made; it starts with the run) and a cached
+    lookup (the walker's end less its start, over its lookups). A ValidateError when a boot
+    lacks them or its creator was still creating when the walker began."""
+    creator, walker = (w["name"] for w in spec.document["workload"])
+    walk_start = duration_ns(spec.document["workload"][1].get("start", 0))
+    creates, lookups = [], []
+    for i, rep in enumerate(reps, 1):
+        ends = {w["name"]: w["end_ns"] for w in rep.get("workloads", [])}
+        made = sum(t.get("created", 0) for t in rep.get("fs_threads", [])
+                   if t.get("workload") == creator)
+        looked = sum(t.get("lookups", 0) for t in rep.get("fs_threads", [])
+                     if t.get("workload") == walker)
+        if creator not in ends or walker not in ends or not made or not looked:
+            raise ValidateError(f"{spec.real_dir}: boot {i} of {spec.name} lacks its creator's "
+                                "or walker's end or counts; boot it again")
+        if ends[creator] > walk_start:
+            raise ValidateError(
+                f"{spec.real_dir}: in boot {i} of {spec.name} the creator ran until "
+                f"{ends[creator] / 1e9:.1f} s, past the walker's start at {walk_start / 1e9:.0f} "
+                "s: the walk's lookups were not alone; start the walker later in the scenario "
+                "(a change of the calibration set-up: a new sitting)")
+        creates.append(ends[creator] / made / 1e3)
+        lookups.append((ends[walker] - walk_start) / looked / 1e3)
+    return statistics.fmean(creates), statistics.fmean(lookups)
 
 
 def _ns(us: float) -> str:
@@ -261,15 +320,22 @@ def render(c: Calibration, out: Path) -> tuple[str, str]:
              "stat": "# The metadata walker's, for each [workload.stat]"}
     for section, head in heads.items():
         lines += ["", f"[{section}]", head]
-        for k in sorted(x for x in c.fs if x.startswith(section + ".")):
+        for k in sorted(x for x in c.fs if x.startswith(section + ".") and x.count(".") == 1):
             lines += [f"# {c.sources[k]}", f'{k.split(".", 1)[1]} = "{_ns(c.fs[k])}"']
+    for section in heads:
+        for t in profile.FS_TYPES:
+            keys = sorted(x for x in c.fs if x.startswith(f"{section}.{t}."))
+            if keys:
+                lines += ["", f"[{section}.{t}]", f"# Measured on {t}, over [{section}]'s own"]
+            for k in keys:
+                lines += [f"# {c.sources[k]}", f'{k.rsplit(".", 1)[1]} = "{_ns(c.fs[k])}"']
     text = "\n".join(lines) + "\n"
     lat = c.samples
     samples = {
         "what": "kswapd0 wake-up latency: microseconds from the allocator's "
                 "mm_vmscan_wakeup_kswapd to the next mm_vmscan_kswapd_wake (kswapd_wait_us), "
                 "pooled over the calibration scenarios' kept boots",
-        "scenarios": c.scenarios,
+        "scenarios": c.scenarios[:2],
         "sitting": sitting.as_posix(),
         "wakeups": len(lat),
         "mean_us": round(statistics.fmean(lat), 1),
@@ -293,7 +359,11 @@ def profile_values(path: Path) -> dict[str, float]:
     out = {k: duration_ns(v) / 1e3 for k, v in doc.get("cost", {}).items()
            if k != "wakeup_latency_samples"}
     for section in ("swap", "disk", "fs", "stat"):
-        out |= {f"{section}.{k}": duration_ns(v) / 1e3 for k, v in doc.get(section, {}).items()}
+        for k, v in doc.get(section, {}).items():
+            if isinstance(v, dict):
+                out |= {f"{section}.{k}.{x}": duration_ns(y) / 1e3 for x, y in v.items()}
+            else:
+                out[f"{section}.{k}"] = duration_ns(v) / 1e3
     return out
 
 

@@ -23,8 +23,11 @@ DEFAULT_NAME = "debian-6.1-tcg"
 # The sections a profile may set, and within [swap] and [disk] the keys it may set (the
 # devices' shape, size, rotational, max_request, stays the scenario's). [fs] holds the
 # filesystem's costs and device waits, merged into a scenario with a filesystem only; [stat]
-# the metadata walker's, merged into each [workload.stat].
+# the metadata walker's, merged into each [workload.stat]. Within [fs] and [stat], a table
+# named after a filesystem type ([fs.xfs], [stat.ext4]) holds what its calibration scenario
+# measured for that type; it overrides the section's own key for a scenario of that type.
 SECTIONS = ("cost", "swap", "disk", "fs", "stat")
+FS_TYPES = ("xfs", "ext4")
 DEVICE_KEYS = ("read_latency", "write_latency")
 FS_KEYS = ("create_cost", "flush_cluster_cost", "dentry_scan_cost", "inode_scan_cost",
            "free_object_cost", "io_latency", "logforce_latency")
@@ -55,10 +58,15 @@ def load(path: Path) -> dict[str, Any]:
             raise ValidateError(f"{path}: [{section}] is not a profile section "
                                 f"(only [profile], {', '.join(f'[{s}]' for s in SECTIONS)})")
         if section != "cost":
-            extra = sorted(set(table) - set(ALLOWED[section]))
-            if extra:
-                raise ValidateError(f"{path}: [{section}] {extra[0]} is the scenario's, not the "
-                                    f"profile's (a profile sets {', '.join(ALLOWED[section])})")
+            typed = {t: table[t] for t in FS_TYPES if section in ("fs", "stat") and t in table}
+            for where, keys in [(section, set(table) - set(typed))] + [
+                    (f"{section}.{t}", set(v) if isinstance(v, dict) else {t})
+                    for t, v in typed.items()]:
+                extra = sorted(keys - set(ALLOWED[section]))
+                if extra:
+                    raise ValidateError(
+                        f"{path}: [{where}] {extra[0]} is the scenario's, not the profile's (a "
+                        f"profile sets {', '.join(ALLOWED[section])})")
     cost = doc.get("cost", {})
     samples = cost.get("wakeup_latency_samples")
     if isinstance(samples, str):
@@ -89,10 +97,13 @@ def merge(scenario: dict[str, Any], profile: dict[str, Any], where: str) -> dict
             )
         return mine | theirs
 
+    fs_type = out.get("fs", {}).get("type", "xfs") if "fs" in out else None
     for section in SECTIONS:
         theirs = profile.get(section)
         if not theirs:
             continue
+        if section in ("fs", "stat"):
+            theirs = typed(theirs, fs_type)
         if section == "stat":
             out["workload"] = [
                 w | {"stat": take(dict(w["stat"]), theirs, "workload.stat")} if "stat" in w else w
@@ -102,6 +113,13 @@ def merge(scenario: dict[str, Any], profile: dict[str, Any], where: str) -> dict
             continue  # no filesystem: none is made for the profile's sake
         out[section] = take(dict(out.get(section, {})), theirs, section)
     return out
+
+
+def typed(table: dict[str, Any], fs_type: str | None) -> dict[str, Any]:
+    """An [fs] or [stat] section for a scenario of filesystem ``fs_type``: its own keys, those
+    of its table for that type over them, the other types' tables dropped."""
+    own = {k: v for k, v in table.items() if k not in FS_TYPES}
+    return own | (table.get(fs_type, {}) if fs_type is not None else {})
 
 
 def without_costs(scenario: dict[str, Any]) -> dict[str, Any]:
@@ -126,10 +144,15 @@ def scaled(prof: dict[str, Any], factor: float, cache: Path) -> dict[str, Any]:
     if factor == 1.0:
         return prof
     out = {k: dict(v) for k, v in prof.items()}
+
+    def scale(table: dict[str, Any]) -> dict[str, Any]:
+        return {k: scale(v) if isinstance(v, dict) else
+                v if k == "wakeup_latency_samples" else f"{round(duration_ns(v) * factor)}ns"
+                for k, v in table.items()}
+
     for section in SECTIONS:
-        for key, value in out.get(section, {}).items():
-            if key != "wakeup_latency_samples":
-                out[section][key] = f"{round(duration_ns(value) * factor)}ns"
+        if section in out:
+            out[section] = scale(out[section])
     samples = out.get("cost", {}).get("wakeup_latency_samples")
     if samples:
         data = json.loads(Path(samples).read_text())
