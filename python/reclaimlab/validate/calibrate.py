@@ -36,7 +36,14 @@ measures that type's two CPU costs from its kept boots, by its workloads' end ti
 (the creator's run over the files it made: `[fs.<type>] create_cost`) and a cached lookup (the
 walker's run over its lookups: `[stat.<type>] hit_cost`), each the mean over the boots. In the
 model, without pressure, a create takes `create_cost` and a cached lookup `hit_cost`, so the
-measured times are the keys (`test_validate_protocol.py` checks the model gives them back).
+measured times are the keys (`test_validate_fs_calibration.py` checks the model gives them
+back).
+
+The touch calibration scenario (`anon-touch`: one application touching half the RAM at random
+for a fixed time, 5 us spun between two accesses) measures what touching a page in memory
+costs: `anon_touch` is the value at which the model, under the costs derived from the two page
+scenarios, makes the boots' mean count of accesses (bisection: the count falls as the cost
+rises). It replaces the key's native times the slowdown and is not in the slowdown.
 These figures cover their own keys only and are not in the slowdown. A filesystem calibration
 scenario not yet sat in the sitting leaves its type's keys to the section's own (native times
 the slowdown).
@@ -54,6 +61,7 @@ from typing import Any
 from .. import api
 from . import costs, profile, sittings, store
 from . import spec as spec_module
+from .compare import kept_sim_scenario
 from .errors import ValidateError
 from .spec import GuestSpec, duration_ns, size_bytes
 
@@ -88,9 +96,13 @@ class Calibration:
 
 
 def _kind(spec: GuestSpec) -> str:
-    """"anon", "file" or "fs-<type>": which cost the calibration scenario isolates; a
+    """"anon", "file", "touch" or "fs-<type>": which cost the calibration scenario isolates; a
     ValidateError when it isolates none as the rules need."""
     ws = spec.document.get("workload", [])
+    if len(ws) == 1 and set(ws[0]) - {"name", "start", "duration"} == {"anon"}:
+        a = ws[0]["anon"]
+        if a.get("pattern") == "random" and "duration" in ws[0] and "fs" not in spec.document:
+            return "touch"
     fs = spec.document.get("fs")
     if fs is not None and [set(w) - {"name", "start"} for w in ws] == [{"fsmark"}, {"stat"}]:
         f, st = ws[0]["fsmark"], ws[1]["stat"]
@@ -107,7 +119,8 @@ def _kind(spec: GuestSpec) -> str:
             return "file"
     raise ValidateError(
         f"{spec.path}: a calibration scenario has one workload, either [workload.anon] "
-        "sequential with two passes or [workload.file] reading, or, with [fs], one "
+        "sequential with two passes, or random for a `duration`, or [workload.file] reading, "
+        "or, with [fs], one "
         "single-threaded [workload.fsmark] of empty files from the start and then one "
         "single-threaded [workload.stat] (docs/VALIDATION.md, \"Protocol\"); move it to "
         "validation/predict/"
@@ -159,6 +172,7 @@ def derive(specs: list[GuestSpec]) -> Calibration:
         raise ValidateError("the calibration needs one anonymous and one file scenario in "
                             "validation/calibrate/ (docs/VALIDATION.md, \"Protocol\")")
     fs_specs = {k: by_kind.pop(k) for k in sorted(by_kind) if k.startswith("fs-")}
+    touch = by_kind.pop("touch", None)
     anon, file = by_kind["anon"], by_kind["file"]
     reps = {k: store.load(s)["reps"] for k, s in by_kind.items()}
     native = _native(anon)
@@ -227,6 +241,13 @@ def derive(specs: list[GuestSpec]) -> Calibration:
     for k in FS_WAITS:
         c.fs[f"fs.{k}"] = c.devices["disk.read_latency"]
         src[f"fs.{k}"] = f"the data disk's request: [disk] read_latency ({file.name})"
+    if touch is not None and not sittings.not_yet_sat(touch.path, anon.real_dir.parent):
+        reps_t = store.load(touch)["reps"]
+        c.cost["anon_touch"] = solve_anon_touch(touch, store.load(touch), c)
+        accesses = statistics.fmean(_accesses(touch, reps_t))
+        src["anon_touch"] = (f"{touch.name}: the value at which the model makes the boots' "
+                             f"{accesses:,.0f} accesses")
+        c.scenarios.append(touch.name)
     for kind, s in fs_specs.items():
         if sittings.not_yet_sat(s.path, anon.real_dir.parent):
             continue
@@ -247,6 +268,51 @@ def derive(specs: list[GuestSpec]) -> Calibration:
         raise ValidateError(f"{anon.real_dir}: the calibration boots traced only "
                             f"{len(c.samples)} kswapd wake-ups; at least 50 are needed")
     return c
+
+
+def _accesses(spec: GuestSpec, reps: list[dict[str, Any]]) -> list[int]:
+    """Each boot's count of the touch scenario's application's accesses."""
+    name = spec.document["workload"][0]["name"]
+    out = []
+    for i, rep in enumerate(reps, 1):
+        got = [t["accesses"] for t in rep.get("anon_threads", []) if t["workload"] == name]
+        if not got:
+            raise ValidateError(f"{spec.real_dir}: boot {i} of {spec.name} has no access count "
+                                "of its application (a workload program from before "
+                                "2026-11-29); boot it again")
+        out.append(sum(got))
+    return out
+
+
+def _touch_accesses(spec: GuestSpec, kept: dict[str, Any], c: Calibration,
+                    touch_us: float) -> int:
+    """The model's accesses in the touch scenario, as `validate` simulates it beside the boots
+    (the guest's zones), under the costs derived so far with `anon_touch` = ``touch_us``."""
+    prof = {"profile": {"path": "(being derived)"},
+            "cost": {k: _ns(v) for k, v in c.cost.items()} | {"anon_touch": _ns(touch_us)}}
+    r = api.run(kept_sim_scenario(spec, kept, prof), seed=1)
+    name = f"{spec.document['workload'][0]['name']}/anon"
+    return sum(t["accesses"] for t in r.summary["threads"] if t["thread"] == name)
+
+
+def solve_anon_touch(spec: GuestSpec, kept: dict[str, Any], c: Calibration) -> float:
+    """`anon_touch` (us) at which the model's accesses in the touch scenario are the boots'
+    mean: the model's count falls as the cost rises, so bisection over [0, 1000] us, to 1 ns.
+    A ValidateError when even a free touch makes fewer accesses than the boots (the other
+    costs already take longer than the guest did)."""
+    want = statistics.fmean(_accesses(spec, kept["reps"]))
+    lo, hi = 0.0, 1000.0
+    if _touch_accesses(spec, kept, c, lo) < want:
+        raise ValidateError(f"{spec.real_dir}: the model makes fewer accesses than the boots of "
+                            f"{spec.name} ({want:,.0f}) even with touches free: its first "
+                            "touches or spin already take longer than the guest's run")
+    while hi - lo > 0.001:
+        mid = (lo + hi) / 2
+        if _touch_accesses(spec, kept, c, mid) >= want:
+            lo = mid
+        else:
+            hi = mid
+    return round((lo + hi) / 2, 3)
 
 
 def fs_figures(spec: GuestSpec, reps: list[dict[str, Any]]) -> tuple[float, float]:
