@@ -62,13 +62,13 @@ fn create_storm_swaps_and_steals_on_xfs_and_ext4() {
         assert!(swapped >= 1000, "{name}: pswpout {swapped}");
         assert!(stolen >= 1000, "{name}: pgsteal {stolen}");
         assert!(counter(&out, "slabs_scanned") > 0, "{name}");
-        // The slab is what took the memory: SReclaimable is most of the machine.
+        // The slab is what took the memory: it is most of the machine (on XFS partly
+        // unreclaimable since the log items' shadow buffers, docs/MODEL.md).
         let total = meminfo_kb(&out, "MemTotal");
         let srecl = meminfo_kb(&out, "SReclaimable");
-        assert!(
-            srecl * 2 > total,
-            "{name}: SReclaimable {srecl} of {total} kB"
-        );
+        let slab = meminfo_kb(&out, "Slab");
+        assert!(slab * 2 > total, "{name}: Slab {slab} of {total} kB");
+        assert!(srecl * 5 > total * 2, "{name}: SReclaimable {srecl} of {total} kB");
         assert_eq!(
             meminfo_kb(&out, "Slab"),
             srecl + meminfo_kb(&out, "SUnreclaim")
@@ -86,35 +86,40 @@ fn create_storm_swaps_and_steals_on_xfs_and_ext4() {
     }
 }
 
-/// pswpout of the storm at `pressure`, seeds 1-3.
-fn pswpout(name: &str, pressure: u64) -> Vec<u64> {
+/// pswpout of the storm at `pressure`, seeds 1..=`seeds`.
+fn pswpout(name: &str, pressure: u64, seeds: u64) -> Vec<u64> {
     let mut scn = example(name);
     scn.sysctl.vfs_cache_pressure = pressure;
-    (1..=3)
+    (1..=seeds)
         .map(|seed| counter(&go(&scn, seed, InvariantMode::Off), "pswpout"))
         .collect()
 }
 
+fn mean(v: &[u64]) -> f64 {
+    v.iter().sum::<u64>() as f64 / v.len() as f64
+}
+
 #[test]
 fn pswpout_falls_as_vfs_cache_pressure_rises() {
-    // Recorded figures (seeds 1, 2, 3), pswpout at 100 / 200 / 500:
-    //   xfs:  2753 3094 2493 / 2965 2114 2546 / 1840 2381 2494
-    //   ext4: 1828 2125 2599 / 1820 1642 2351 / 1529 1422 1421
-    // The mean falls at each step for both; single seeds do not always (xfs seed 1 rises
-    // from 100 to 200), so the claim is about the mean over the three seeds.
-    for name in ["xfs-create-storm", "ext4-create-storm"] {
-        let means: Vec<f64> = [100, 200, 500]
-            .iter()
-            .map(|&p| {
-                let v = pswpout(name, p);
-                v.iter().sum::<u64>() as f64 / v.len() as f64
-            })
-            .collect();
-        eprintln!("{name}: mean pswpout at 100/200/500: {means:?}");
-        assert!(
-            means[0] > means[1] && means[1] > means[2],
-            "{name}: {means:?}"
-        );
+    // ext4, recorded (seeds 1, 2, 3), pswpout at 100 / 200 / 500:
+    //   1659 1995 2928 / 1492 1543 2351 / 2190 1337 1600 (means 2194 / 1795 / 1709)
+    // The mean falls at each step; single seeds do not always, so the claim is about the mean.
+    let means: Vec<f64> = [100, 200, 500]
+        .iter()
+        .map(|&p| mean(&pswpout("ext4-create-storm", p, 3)))
+        .collect();
+    eprintln!("ext4-create-storm: mean pswpout at 100/200/500: {means:?}");
+    assert!(means[0] > means[1] && means[1] > means[2], "ext4: {means:?}");
+    // XFS, since the log items' shadow buffers (docs/MODEL.md, "Filesystem creation storms"),
+    // seeds 1-5 at 100 / 200 / 300 / 500 / 1000: means 3280 / 2499 / 2275 / 2838 / 2249, each
+    // seed's spread about 30 %. The fall from the default is the claim that holds; above 200
+    // pswpout is flat within the seeds' spread (most of what XFS's shrinker evicts is dirty and
+    // waits for xfsaild whatever the pressure), so no order is claimed there.
+    let base = mean(&pswpout("xfs-create-storm", 100, 5));
+    for p in [200, 500] {
+        let m = mean(&pswpout("xfs-create-storm", p, 5));
+        eprintln!("xfs-create-storm: mean pswpout at 100: {base}, at {p}: {m}");
+        assert!(m < base * 0.9, "xfs at {p}: {m} against {base} at 100");
     }
 }
 

@@ -1,10 +1,12 @@
-//! Slab caches (`mm/slub.c`, as far as reclaim sees them): kernel objects packed into order-0
-//! pages taken from the buddy allocator, so kernel memory competes with page cache and
-//! anonymous memory. Objects are not tracked one by one: a cache knows how many objects are
+//! Slab caches (`mm/slub.c`, as far as reclaim sees them): kernel objects packed into slabs
+//! taken from the buddy allocator, so kernel memory competes with page cache and anonymous
+//! memory. A slab is one page, or for objects larger than a page (`kmalloc-8k`) the smallest
+//! block of 2^order pages that holds one (SLUB would take order 3 and four objects, falling
+//! back to that minimum when order 3 fails: the model always takes the minimum). Objects are not tracked one by one: a cache knows how many objects are
 //! live and which pages it holds (mechanisms §A.6 and core-mm §6 leave the packing as [recon]).
 //!
-//! Packing model: a new object goes into a partly used page when there is room
-//! (`objects < pages * objs_per_slab`), else a fresh page is allocated. Freed objects leave
+//! Packing model: a new object goes into a partly used slab when there is room
+//! (`objects < slabs * objs_per_slab`), else a fresh slab is allocated. Freed objects leave
 //! holes spread over the pages, so a page empties only when the live objects would fit in the
 //! remaining pages at an average occupancy of `(100 - fragmentation)` %: with 0 a page is freed
 //! as soon as the objects fit in one page less (perfect packing); with 50 pages stay until the
@@ -21,13 +23,15 @@ pub struct KmemCache {
     pub name: String,
     pub object_size: u64,
     pub objs_per_slab: u64,
+    /// Each slab is 2^order pages.
+    pub order: u32,
     /// `SLAB_RECLAIM_ACCOUNT`: its pages count as `nr_slab_reclaimable`.
     pub reclaimable: bool,
     /// Percent of a page's room that freed objects leave as holes (0..=90).
     pub fragmentation: u64,
     /// Live objects (`active_objs`).
     pub objects: u64,
-    /// Pages held, in allocation order.
+    /// Slabs held (each its first page), in allocation order.
     pub pages: Vec<u32>,
     /// Objects ever allocated and freed (for slabinfo-like reports).
     pub allocs: u64,
@@ -35,7 +39,7 @@ pub struct KmemCache {
 }
 
 impl KmemCache {
-    /// Pages the cache must keep for `objects` live objects under its fragmentation.
+    /// Slabs the cache must keep for `objects` live objects under its fragmentation.
     pub fn min_pages(&self, objects: u64) -> u64 {
         let per_page = self.objs_per_slab * (100 - self.fragmentation);
         (objects * 100).div_ceil(per_page)
@@ -43,6 +47,11 @@ impl KmemCache {
 
     pub fn nr_slabs(&self) -> u64 {
         self.pages.len() as u64
+    }
+
+    /// Pages held: every slab's 2^order.
+    pub fn nr_pages(&self) -> u64 {
+        self.nr_slabs() << self.order
     }
 }
 
@@ -61,9 +70,9 @@ impl Slab {
         let mut r = (0, 0);
         for c in &self.caches {
             if c.reclaimable {
-                r.0 += c.nr_slabs();
+                r.0 += c.nr_pages();
             } else {
-                r.1 += c.nr_slabs();
+                r.1 += c.nr_pages();
             }
         }
         r
@@ -71,7 +80,8 @@ impl Slab {
 }
 
 impl Machine {
-    /// `kmem_cache_create`: a cache of `object_size`-byte objects in order-0 slabs.
+    /// `kmem_cache_create`: a cache of `object_size`-byte objects in order-0 slabs, or for
+    /// objects larger than a page in the smallest order that holds one.
     pub fn kmem_cache_create(
         &mut self,
         name: &str,
@@ -79,11 +89,16 @@ impl Machine {
         reclaimable: bool,
         fragmentation: u64,
     ) -> CacheId {
-        let size = object_size.clamp(8, PAGE_SIZE);
+        let size = object_size.max(8);
+        let order = size
+            .div_ceil(PAGE_SIZE)
+            .next_power_of_two()
+            .trailing_zeros();
         self.slab.caches.push(KmemCache {
             name: name.to_string(),
             object_size: size,
-            objs_per_slab: PAGE_SIZE / size,
+            objs_per_slab: (PAGE_SIZE << order) / size,
+            order,
             reclaimable,
             fragmentation: fragmentation.min(90),
             objects: 0,
@@ -110,14 +125,15 @@ impl Machine {
             } else {
                 gfp
             };
-            let pfn = self.alloc_pages(gfp, 0, t)?;
+            let order = c.order;
+            let pfn = self.alloc_pages(gfp, order, t)?;
             let c = &self.slab.caches[id];
             if c.objects < c.nr_slabs() * c.objs_per_slab {
                 // The allocation reclaimed, and the shrinkers freed objects of this very cache:
-                // there is room again, so the fresh page is not needed.
-                self.free_pages(pfn, 0);
+                // there is room again, so the fresh slab is not needed.
+                self.free_pages(pfn, order);
             } else {
-                self.mark_kernel_pages(pfn, 0);
+                self.mark_kernel_pages(pfn, order);
                 self.slab.caches[id].pages.push(pfn);
             }
         }
@@ -136,14 +152,15 @@ impl Machine {
         c.objects -= n;
         c.frees += n;
         let keep = c.min_pages(c.objects);
+        let order = c.order;
         let mut freed = 0;
         while self.slab.caches[id].nr_slabs() > keep {
             let pfn = self.slab.caches[id]
                 .pages
                 .pop()
                 .expect("nr_slabs > keep >= 0");
-            self.free_pages(pfn, 0);
-            freed += 1;
+            self.free_pages(pfn, order);
+            freed += 1 << order;
         }
         self.reclaimed_slab += freed;
         freed
@@ -185,6 +202,36 @@ mod tests {
         assert_eq!(m.kmem_cache_free(c, 1000), 50);
         assert_eq!(m.slab.caches[c].objects, 0);
         assert_eq!(m.total_free_pages(), free0);
+    }
+
+    #[test]
+    fn objects_larger_than_a_page_take_a_block_each() {
+        let mut m = machine();
+        let free0 = m.total_free_pages();
+        let c = m.kmem_cache_create("kmalloc-8k", 8192, false, 0);
+        assert_eq!(
+            (m.slab.caches[c].order, m.slab.caches[c].objs_per_slab),
+            (1, 1)
+        );
+        let mut t = TaskCtx::default();
+        for _ in 0..3 {
+            m.kmem_cache_alloc(c, GFP_KERNEL, &mut t).unwrap();
+        }
+        // Three order-1 slabs: six unreclaimable pages out of free memory.
+        assert_eq!(m.slab.caches[c].nr_slabs(), 3);
+        assert_eq!(m.slab.pages(), (0, 6));
+        assert_eq!(free0 - m.total_free_pages(), 6);
+        // Freeing one object gives its two pages back, counted as reclaimed slab pages.
+        assert_eq!(m.kmem_cache_free(c, 1), 2);
+        assert_eq!(free0 - m.total_free_pages(), 4);
+        assert_eq!(m.kmem_cache_free(c, 2), 4);
+        assert_eq!(m.total_free_pages(), free0);
+        // A 12 KiB object needs four pages (an order-2 block).
+        let big = m.kmem_cache_create("big", 12288, false, 0);
+        assert_eq!(
+            (m.slab.caches[big].order, m.slab.caches[big].objs_per_slab),
+            (2, 1)
+        );
     }
 
     #[test]

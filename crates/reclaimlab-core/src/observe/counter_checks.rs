@@ -101,10 +101,12 @@ impl Counters {
             .collect();
         let mut slab_frames = [0u64; 2];
         for c in &node.slab.caches {
+            // Every page of each slab (a slab is 2^order pages from its first).
             let held = c
                 .pages
                 .iter()
-                .filter(|&&p| node.frames.state(p) == FrameState::Allocated)
+                .flat_map(|&p| p..p + (1 << c.order))
+                .filter(|&p| node.frames.state(p) == FrameState::Allocated)
                 .count() as u64;
             slab_frames[usize::from(!c.reclaimable)] += held;
         }

@@ -83,7 +83,7 @@ pub fn fs_summary(world: &World, ids: &[ActorId], end_ns: u64) -> Option<Value> 
             json!({
                 "name": c.name,
                 "active_objs": c.objects,
-                "pages": c.nr_slabs(),
+                "pages": c.nr_pages(),
                 "allocs": c.allocs,
                 "frees": c.frees,
             })
@@ -216,7 +216,7 @@ pub fn slabinfo_text(m: &Machine) -> String {
             num_objs,
             c.object_size,
             c.objs_per_slab,
-            1,
+            1u64 << c.order,
             0,
             0,
             0,

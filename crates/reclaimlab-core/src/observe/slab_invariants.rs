@@ -14,7 +14,7 @@ pub fn check(node: &Machine) -> Result<(), String> {
     for c in &node.slab.caches {
         if c.objects > c.nr_slabs() * c.objs_per_slab {
             return Err(format!(
-                "slab {}: {} objects in {} pages of {}",
+                "slab {}: {} objects in {} slabs of {}",
                 c.name,
                 c.objects,
                 c.nr_slabs(),
@@ -25,14 +25,14 @@ pub fn check(node: &Machine) -> Result<(), String> {
         // allows, so a cache never holds more: a page beyond that is lost to accounting.
         if c.nr_slabs() > c.min_pages(c.objects) {
             return Err(format!(
-                "slab {}: {} pages for {} objects (at most {})",
+                "slab {}: {} slabs for {} objects (at most {})",
                 c.name,
                 c.nr_slabs(),
                 c.objects,
                 c.min_pages(c.objects)
             ));
         }
-        for &pfn in &c.pages {
+        for pfn in c.pages.iter().flat_map(|&p| p..p + (1 << c.order)) {
             if node.frames.state(pfn) != FrameState::Allocated {
                 return Err(format!(
                     "slab {}: page {pfn} is not an allocated frame",

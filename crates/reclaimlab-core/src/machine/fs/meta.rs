@@ -10,15 +10,25 @@
 //!   running transaction dirtied, freed when it commits; a `jbd2_inode` for every inode with
 //!   data written in ordered mode, freed when the inode is evicted.
 //!
+//! * XFS logs a change by copying the item into a buffer the log item keeps for its next
+//!   commit to the CIL (`xlog_cil_alloc_shadow_bufs`: `li_lv_shadow`, a plain `kmalloc`):
+//!   every logged inode's item holds one (`kmalloc-512` for an inode's core and its small
+//!   forks), and so does every inode cluster buffer's item (`kmalloc-8k`, the cluster's
+//!   logged regions). The sizes are the guest's: a calibration trial boot of xfs-create-stat
+//!   grew `kmalloc-512` by one object per created inode and `kmalloc-8k` by one per inode
+//!   cluster (docs/MODEL.md). They are unreclaimable slab, `SUnreclaim` in meminfo.
+//!
 //! Which caches count as reclaimable slab follows their `SLAB_RECLAIM_ACCOUNT` flag in 6.1:
 //! `xfs_ili`, `xfs_buf`, `buffer_head` and `jbd2_journal_head` (`SLAB_TEMPORARY`) are
-//! reclaimable, `jbd2_inode` is not.
+//! reclaimable, `jbd2_inode` and the `kmalloc` shadows are not.
 //!
 //! Abstractions ([recon], documented in docs/MODEL.md): no buffer cache shrinker
 //! (`xfs_buftarg_shrink`) and no page reclaim of block-device pages. An inode block's buffer
 //! lives while the block has an in-core inode or is the one its group is filling; a directory
 //! block lives for the run (the directory is in use as long as files are created in it); an
 //! ext4 transaction's journal heads go at its commit (checkpointing is taken as immediate).
+//! A log item's shadow buffer lives as long as the item (the kernel frees an inode cluster
+//! buffer's item, and its shadow, once the buffer is clean; here it goes with the buffer).
 
 use super::super::gfp::{Gfp, GFP_NOFS};
 use super::super::memory::{Access, TaskCtx};
@@ -32,6 +42,9 @@ use super::{Filesystem, FsConfig, FsType};
 pub struct BlockBuf {
     pub pages: Vec<u32>,
     pub tid: u64,
+    /// XFS: its log item holds a shadow buffer (the buffer came in for a create, which logs
+    /// it; one read in for a lookup is not logged).
+    pub shadow: bool,
 }
 
 /// A directory's blocks: entries created in it, the pages of its blocks, and the ext4
@@ -52,13 +65,22 @@ pub struct MetaStats {
     pub journal_commits: u64,
 }
 
+/// Bytes of an XFS inode log item's shadow buffer (`kmalloc-512`).
+pub const XFS_ILI_SHADOW_BYTES: u64 = 512;
+/// Bytes of an XFS inode cluster buffer's log item shadow (`kmalloc-8k`).
+pub const XFS_CLUSTER_SHADOW_BYTES: u64 = 8192;
+
 /// The filesystem's kernel memory besides dentries and inodes.
 #[derive(Debug)]
 pub struct FsMeta {
     /// The per-inode private object: `xfs_ili` (XFS) or `jbd2_inode` (ext4).
     pub item_cache: CacheId,
+    /// XFS: the per-inode item's shadow buffer (`kmalloc-512`).
+    pub item_shadow_cache: Option<CacheId>,
     /// The buffer's head: `xfs_buf` (XFS) or `buffer_head` (ext4).
     pub buf_cache: CacheId,
+    /// XFS: an inode cluster buffer's log item shadow (`kmalloc-8k`).
+    pub block_shadow_cache: Option<CacheId>,
     /// `jbd2_journal_head` (ext4 only).
     pub journal_head_cache: Option<CacheId>,
     /// Pages of one inode block's buffer.
@@ -96,6 +118,8 @@ pub struct Reserve {
     objs: Vec<CacheId>,
     inode_pages: Vec<u32>,
     dir_pages: Vec<u32>,
+    /// The new inode block's buffer has a log item shadow (among `objs`).
+    block_shadow: bool,
 }
 
 impl FsConfig {
@@ -179,12 +203,21 @@ impl Machine {
     /// The caches of a filesystem's kernel memory (`kmem_cache_create` at module init).
     pub fn fs_meta_caches(&mut self, cfg: &FsConfig) -> FsMeta {
         let frag = cfg.slab_fragmentation;
+        let (mut item_shadow_cache, mut block_shadow_cache) = (None, None);
         let (item_cache, buf_cache, journal_head_cache, block_pages, block_inodes) = match cfg
             .fs_type
         {
             FsType::Xfs => {
                 let ili = self.kmem_cache_create("xfs_ili", cfg.ili_size, true, frag);
                 let buf = self.kmem_cache_create("xfs_buf", cfg.xfs_buf_size, true, frag);
+                item_shadow_cache =
+                    Some(self.kmem_cache_create("kmalloc-512", XFS_ILI_SHADOW_BYTES, false, frag));
+                block_shadow_cache = Some(self.kmem_cache_create(
+                    "kmalloc-8k",
+                    XFS_CLUSTER_SHADOW_BYTES,
+                    false,
+                    frag,
+                ));
                 let bytes = cfg.cluster_inodes * cfg.disk_inode_bytes();
                 (
                     ili,
@@ -205,7 +238,9 @@ impl Machine {
         };
         FsMeta {
             item_cache,
+            item_shadow_cache,
             buf_cache,
+            block_shadow_cache,
             journal_head_cache,
             block_pages: block_pages.max(1) as u32,
             block_inodes: block_inodes.max(1) as u32,
@@ -256,9 +291,14 @@ impl Machine {
             fs.meta.journal_head_cache,
             fs.meta.block_pages,
         );
+        let (item_shadow, block_shadow) = (fs.meta.item_shadow_cache, fs.meta.block_shadow_cache);
         if plan.item {
             self.kmem_cache_alloc(item, gfp, t)?;
             r.objs.push(item);
+            if let Some(sh) = item_shadow {
+                self.kmem_cache_alloc(sh, gfp, t)?;
+                r.objs.push(sh);
+            }
         }
         if let Some(jh) = jh {
             for _ in 0..plan.journal_heads {
@@ -269,6 +309,11 @@ impl Machine {
         if plan.inode_block {
             self.kmem_cache_alloc(buf, gfp, t)?;
             r.objs.push(buf);
+            if let Some(sh) = block_shadow.filter(|_| plan.item) {
+                self.kmem_cache_alloc(sh, gfp, t)?;
+                r.objs.push(sh);
+                r.block_shadow = true;
+            }
             for _ in 0..block_pages {
                 let pfn = self.alloc_pages(GFP_NOFS, 0, t)?;
                 self.mark_kernel_pages(pfn, 0);
@@ -325,6 +370,7 @@ impl Machine {
             debug_assert!(a.bufs[c as usize].pages.is_empty());
             fs.meta.buf_pages += r.inode_pages.len() as u64;
             a.bufs[c as usize].pages = r.inode_pages;
+            a.bufs[c as usize].shadow = r.block_shadow;
             fs.meta.stats.block_bufs_allocated += 1;
         }
         if ext4 && dir.is_some() {
@@ -369,12 +415,16 @@ impl Machine {
         }
         let pages = std::mem::take(&mut b.pages);
         b.tid = 0;
+        let shadow = std::mem::take(&mut b.shadow);
         fs.meta.buf_pages -= pages.len() as u64;
         fs.meta.stats.block_bufs_freed += 1;
         for pfn in pages {
             self.free_pages(pfn, 0);
         }
         self.kmem_cache_free(fs.meta.buf_cache, 1);
+        if let Some(sh) = fs.meta.block_shadow_cache.filter(|_| shadow) {
+            self.kmem_cache_free(sh, 1);
+        }
     }
 
     /// The inode's private item goes with it (`xfs_inode_item_destroy`, `jbd2_free_inode`).
@@ -383,6 +433,9 @@ impl Machine {
         if i.item {
             i.item = false;
             self.kmem_cache_free(fs.meta.item_cache, 1);
+            if let Some(sh) = fs.meta.item_shadow_cache {
+                self.kmem_cache_free(sh, 1);
+            }
         }
     }
 

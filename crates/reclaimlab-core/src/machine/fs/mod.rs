@@ -277,8 +277,14 @@ mod tests {
         let buffer_pages = 32 * (32 * 512 / crate::machine::PAGE_SIZE) + 16;
         assert_eq!(fs.meta.buf_pages, buffer_pages);
         let slab = 250 + 48 + ili_pages + buf_pages;
-        assert_eq!(m.slab.pages(), (slab, 0));
-        assert_eq!(free0 - m.total_free_pages(), slab + buffer_pages);
+        // And the log items' shadow buffers, unreclaimable: a 512-byte one per logged inode
+        // (8 a page) and an 8 KiB one (an order-1 slab) per inode cluster buffer.
+        let shadows = 1000 / 8 + 32 * 2;
+        let shadow = |c: Option<crate::machine::slab::CacheId>| m.slab.caches[c.unwrap()].objects;
+        assert_eq!(shadow(fs.meta.item_shadow_cache), 1000);
+        assert_eq!(shadow(fs.meta.block_shadow_cache), 32);
+        assert_eq!(m.slab.pages(), (slab, shadows));
+        assert_eq!(free0 - m.total_free_pages(), slab + shadows + buffer_pages);
         assert_eq!(fs.xfs.log_used, 1000);
         assert_eq!(fs.xfs.cil.len(), 1000);
         // Every dentry is unused on the LRU, pinning its inode, which is not on the inode LRU.
@@ -549,7 +555,16 @@ mod tests {
         let fs = m.fs.as_ref().unwrap();
         assert_eq!(fs.meta.buf_pages, 2 * 4 + 2 * 4);
         assert_eq!(m.slab.caches[fs.meta.buf_cache].objects, 2 + 2 * 4);
-        assert_eq!(m.slab.pages(), (1, 0), "one page of xfs_buf objects");
+        // The two filling clusters' buffers keep their log items' 8 KiB shadows (unreclaimable,
+        // two pages each); every inode's 512-byte shadow went with its log item.
+        let shadow = |c: Option<crate::machine::slab::CacheId>| m.slab.caches[c.unwrap()].objects;
+        assert_eq!(shadow(fs.meta.block_shadow_cache), 2);
+        assert_eq!(shadow(fs.meta.item_shadow_cache), 0);
+        assert_eq!(
+            m.slab.pages(),
+            (1, 4),
+            "a page of xfs_buf objects, two order-1 shadows"
+        );
         assert_eq!(m.fs.as_ref().unwrap().stats.xs_ig_reclaims, 500);
     }
 
