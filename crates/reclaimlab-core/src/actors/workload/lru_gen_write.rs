@@ -12,7 +12,7 @@
 
 use super::spec::LruGenSpec;
 use super::task::{Origin, Task, Work};
-use crate::machine::lru_gen::debugfs_cmd::{parse_cmd, split_cmds, CmdError};
+use crate::machine::lru_gen::debugfs_cmd::{parse_cmd, split_cmds};
 use crate::machine::lru_gen::mmzone::LruGen;
 use crate::machine::Machine;
 use crate::world::{StepCx, Wake};
@@ -140,23 +140,22 @@ impl LruGenWriter {
     /// or the end.
     fn write(t: &mut LruGenWriter, m: &mut Machine, now: u64) -> Wake {
         let w = &mut t.work;
-        let end = if m.lru_gen.is_some() {
-            let nr_memcgs = m.memcg.as_ref().map_or(1, |mc| mc.len());
-            let lruvecs = &m.lru_gen.as_deref().expect("checked").lruvecs;
-            let text = fill_max_seq(&w.commands, |id| {
+        let nr_memcgs = m.memcg.as_ref().map_or(1, |mc| mc.len());
+        let text = match m.lru_gen.as_deref() {
+            Some(node) => fill_max_seq(&w.commands, |id| {
                 // A memcg's lruvec not made yet is a fresh one.
                 let fresh = LruGen::new(0).max_seq;
                 (id >= 1 && id as usize <= nr_memcgs).then(|| {
-                    lruvecs
+                    node.lruvecs
                         .get(id as usize - 1)
                         .map_or(fresh, |l| l.gen.max_seq)
                 })
-            });
-            m.lru_gen_write(&text, &mut t.ctx)
-        } else {
-            // The scenario allows no writer without the multi-generational LRU.
-            Err(CmdError::Inval)
+            }),
+            // Without generations the machine refuses the write (the scenario allows no
+            // writer there).
+            None => w.commands.clone(),
         };
+        let end = m.lru_gen_write(&text, &mut t.ctx);
         w.writes += 1;
         w.errors += end.is_err() as u64;
         let (every, at) = (w.every_ns, w.at_ns);

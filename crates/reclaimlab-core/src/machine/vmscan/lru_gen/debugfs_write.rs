@@ -19,6 +19,10 @@ impl Machine {
     /// write's error, as the kernel's return value would be; the machine counts the write in
     /// `lru_gen.debugfs`.
     pub fn lru_gen_write(&mut self, text: &str, t: &mut TaskCtx) -> Result<(), CmdError> {
+        if self.lru_gen.is_none() {
+            // No generations to work on (the scenario's checks keep writers away).
+            return Err(CmdError::Inval);
+        }
         let mut sc = ScanControl::new(GFP_KERNEL, 0, MAX_NR_ZONES - 1, 0, false);
         sc.priority = 0;
         sc.cost_ns = t.cost_ns;
@@ -285,5 +289,18 @@ mod tests {
             Err(CmdError::Inval)
         );
         assert_eq!(seqs(&m, 0).0, 4, "only the first ran");
+    }
+
+    /// Under the two-list LRU there is nothing to age or evict: the write is refused.
+    #[test]
+    fn a_machine_without_generations_refuses_the_write() {
+        let text = "name = \"t\"\n[host]\nram = \"64MiB\"\n\
+                    [[workload]]\nname = \"w\"\nanon = { size = \"1MiB\" }\n";
+        let scn = crate::scenario::parse_str(text, "t.toml").unwrap();
+        let mut m = crate::run::host_machine(&scn, 1, false).unwrap();
+        assert!(m.lru_gen.is_none());
+        let mut t = TaskCtx::default();
+        assert_eq!(m.lru_gen_write("+ 1 0 3", &mut t), Err(CmdError::Inval));
+        assert_eq!(t.cost_ns, 0);
     }
 }
