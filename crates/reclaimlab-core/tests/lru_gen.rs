@@ -225,3 +225,127 @@ fn the_time_series_has_the_generation_sizes() {
         .collect();
     assert_eq!(young, active);
 }
+
+/// A machine with room to spare: a cold 64 MiB touched once, a hot 32 MiB touched over and
+/// over, and (with `agent`) a writer of `/sys/kernel/debug/lru_gen` once a second. Nothing
+/// forces reclaim, so every page swapped out is the writer's doing.
+fn proactive(agent: Option<&str>) -> String {
+    let mut s = "[sim]\nduration = \"9s\"\n[host]\nram = \"512MiB\"\ncpus = 2\n\
+                 [swap]\nsize = \"512MiB\"\n[policy]\nlru = \"mglru\"\n\
+                 [[workload]]\nname = \"cold\"\nanon = { size = \"64MiB\", hold = \"20s\" }\n\
+                 [[workload]]\nname = \"hot\"\nduration = \"20s\"\n\
+                 anon = { size = \"32MiB\", pattern = \"random\", passes = 1000, think = \"5us\" }\n"
+        .to_string();
+    if let Some(cmds) = agent {
+        s += &format!(
+            "[[workload]]\nname = \"agent\"\nduration = \"20s\"\n\
+             lru_gen = {{ commands = \"{cmds}\", every = \"1s\" }}\n"
+        );
+    }
+    s
+}
+
+fn lru_gen_writes(out: &RunOutput) -> Option<serde_json::Value> {
+    let v: serde_json::Value = serde_json::from_str(&out.summary_json).unwrap();
+    v.get("lru_gen_writes").cloned()
+}
+
+/// Proactive reclaim through the debugfs interface: aging once a second and evicting what is
+/// three generations old takes the cold memory and leaves the hot (the walk keeps promoting
+/// it); the writes, their generations and their reclaim are counted; lru_gen_full shows the
+/// walk's statistics.
+#[test]
+fn lru_gen_commands_in_a_scenario_reclaim_the_cold_memory() {
+    let quiet = go(&proactive(None), InvariantMode::Off);
+    assert_eq!(counter(&quiet, "pswpout"), 0, "nothing forces reclaim");
+    assert!(lru_gen_writes(&quiet).is_none());
+
+    let text = proactive(Some("+ 1 0 max_seq; - 1 0 max_seq-2"));
+    let out = go(&text, InvariantMode::Periodic(5000));
+    let again = go(&text, InvariantMode::Off);
+    assert_eq!(out.vmstat, again.vmstat, "deterministic");
+    assert_eq!(file(&out, "lru_gen_full"), file(&again, "lru_gen_full"));
+    let cold = 64 * 256;
+    let hot = 32 * 256;
+    let out_pages = counter(&out, "pswpout");
+    assert!(
+        out_pages >= cold * 95 / 100,
+        "the cold memory goes: {out_pages}"
+    );
+    assert!(out_pages < cold + hot / 4, "the hot stays: {out_pages}");
+    // The writer's reclaim is direct reclaim, not kswapd's.
+    assert_eq!(counter(&out, "pgsteal_kswapd"), 0);
+    let w = lru_gen_writes(&out).expect("the writes are counted");
+    // One write a second from 0 s to 9 s (the run's end) included.
+    assert_eq!(w["writes"], 10);
+    assert_eq!(
+        (w["einval"].as_u64(), w["erange"].as_u64()),
+        (Some(0), Some(0))
+    );
+    assert_eq!(w["commands"], 20);
+    assert_eq!(w["aged"], 10, "each + made a generation");
+    assert_eq!(
+        w["reclaimed"].as_u64(),
+        Some(counter(&out, "pgsteal_direct"))
+    );
+    // The full file: the last four generations with their tier and walk lines; the walk's
+    // leaf count on the youngest generation's line.
+    let full = file(&out, "lru_gen_full").unwrap();
+    let lines: Vec<&str> = full.lines().collect();
+    assert_eq!(&lines[..2], ["memcg     1 /", " node     0"]);
+    assert_eq!(lines.len(), 2 + 4 * 6);
+    let mm = lines.last().unwrap();
+    let leaf: u64 = mm
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .trim_end_matches('L')
+        .parse()
+        .unwrap();
+    assert!(leaf >= cold, "the walk tested the cold pages: {mm}");
+    // The short file's youngest line is the full file's (same seq, age and sizes).
+    let short = file(&out, "lru_gen").unwrap();
+    let youngest = short.lines().last().unwrap();
+    assert_eq!(lines[2 + 3 * 6], youngest);
+}
+
+/// Commands the kernel refuses at run time are counted as its error returns, not fatal: an
+/// eviction into the two youngest generations is EINVAL every time; unforced aging of a
+/// fresh lruvec (four generations) is ERANGE, and stays so with nothing evicting.
+#[test]
+fn refused_lru_gen_commands_are_counted_not_fatal() {
+    for (cmds, errno) in [("- 1 0 max_seq", "einval"), ("+ 1 0 max_seq 1 0", "erange")] {
+        let out = go(&proactive(Some(cmds)), InvariantMode::Off);
+        let w = lru_gen_writes(&out).unwrap();
+        assert_eq!(w["writes"], 10, "{cmds}");
+        assert_eq!(w[errno], 10, "{cmds}");
+        assert_eq!(
+            (w["commands"].as_u64(), w["reclaimed"].as_u64()),
+            (Some(0), Some(0))
+        );
+        assert_eq!(counter(&out, "pswpout"), 0, "{cmds}");
+    }
+}
+
+/// A scenario's bad commands are errors that name the table and the fix.
+#[test]
+fn bad_lru_gen_commands_are_scenario_errors() {
+    let err = |text: &str| parse_str(text, "t.toml").unwrap_err().to_string();
+    let e = err(&proactive(Some("- 1 0")));
+    assert!(
+        e.contains("lru_gen command 1") && e.contains("does not read"),
+        "{e}"
+    );
+    let e = err(&proactive(Some("- 2 0 5")));
+    assert!(e.contains("memcg id 2") && e.contains("1..=1"), "{e}");
+    let e = err(&proactive(Some("+ 1 0 5; - 1 3 5")));
+    assert!(e.contains("command 2") && e.contains("node 3"), "{e}");
+    let e = err(&proactive(Some("- 1 0 5 250")));
+    assert!(e.contains("above 200"), "{e}");
+    let e = err(&proactive(Some("- 1 0 5")).replace("lru = \"mglru\"", "lru = \"classic\""));
+    assert!(e.contains("lru = \"mglru\""), "{e}");
+    let e =
+        err(&proactive(Some("- 1 0 5"))
+            .replace("[policy]", "[sysctl]\nlru_gen_enabled = 0\n[policy]"));
+    assert!(e.contains("lru_gen_enabled"), "{e}");
+}

@@ -164,6 +164,7 @@ fn one_workload(name: &str, anon: Option<AnonSpec>, file: Option<FileSpec>) -> W
         simoops: None,
         drop_caches: None,
         memory_reclaim: None,
+        lru_gen: None,
         stat: None,
         blkio: None,
     }

@@ -4,6 +4,7 @@
 
 use crate::actors::workload::drop_caches::DropCaches;
 use crate::actors::workload::fsmark::Fsmark;
+use crate::actors::workload::lru_gen_write::LruGenWriter;
 use crate::actors::workload::memory_reclaim::MemoryReclaimWriter;
 use crate::actors::workload::simoops::Simoops;
 use crate::actors::workload::stat::Stat;
@@ -226,6 +227,11 @@ pub fn build_fs_threads<'a>(
         })?;
         let o = next(out);
         let a = MemoryReclaimWriter::new(&o, spec, target);
+        out.push((a.at_ns, TaskId::new(&a.name, a.pid, a.cpu), Box::new(a)));
+    }
+    if let Some(spec) = &w.lru_gen {
+        let o = next(out);
+        let a = LruGenWriter::new(&o, spec);
         out.push((a.at_ns, TaskId::new(&a.name, a.pid, a.cpu), Box::new(a)));
     }
     Ok(())

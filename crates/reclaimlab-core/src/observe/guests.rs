@@ -57,6 +57,11 @@ pub fn guest_outputs(
         files.push((format!("{dir}/buddyinfo"), render::buddyinfo_text(m, cpus)));
         let pressure = m.psi.read(crate::machine::psi::PSI_SYSTEM, info.end_ns);
         files.push((format!("{dir}/pressure/memory"), pressure.text()));
+        // The guest kernel's /sys/kernel/debug/lru_gen{,_full}, under its MGLRU only.
+        if m.lru_gen.is_some() {
+            files.push((format!("{dir}/lru_gen"), m.lru_gen_debugfs()));
+            files.push((format!("{dir}/lru_gen_full"), m.lru_gen_debugfs_full()));
+        }
         let slot = world.guest_memory(g.id).expect("a guest has a slot");
         let host = &world.machines[0];
         let gs = m.guest.as_deref().expect("a guest machine");
@@ -123,7 +128,10 @@ pub fn guest_outputs(
             end_ns: info.end_ns,
             events: info.events,
             stop_reason: info.stop_reason,
-            extra: Some(json!({ "guest": row.clone() })),
+            extra: Some(match super::lru_gen::debugfs_writes(m) {
+                Some(w) => json!({ "guest": row.clone(), "lru_gen_writes": w }),
+                None => json!({ "guest": row.clone() }),
+            }),
             extra_stall_ns: 0,
         });
         files.push((format!("{dir}/summary.json"), summary));

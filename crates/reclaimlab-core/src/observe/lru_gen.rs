@@ -2,7 +2,8 @@
 //! counted from the youngest (`young0` is `max_seq`, `young3` the fourth youngest, 0 when the
 //! type has fewer generations), summed over the lruvecs (the node's, or every memcg's, each by
 //! its own `max_seq`), and the root lruvec's sequence numbers. No columns without it, so the
-//! two-list LRU's time series is unchanged.
+//! two-list LRU's time series is unchanged. Also what the writes to
+//! `/sys/kernel/debug/lru_gen` did, for summary.json.
 
 use crate::machine::lru_gen::mmzone::{ANON_AND_FILE, NR_GENS};
 use crate::machine::Machine;
@@ -44,4 +45,21 @@ pub fn timeseries_values(node: &Machine, vals: &mut Vec<u64>) {
             vals.push(pages);
         }
     }
+}
+
+/// summary.json's `lru_gen_writes`: the writes to `/sys/kernel/debug/lru_gen` (a
+/// `[workload.lru_gen]` writer's), those that ended in an error, the commands that ran, the
+/// generations they made and the pages they reclaimed; `None` when nothing wrote.
+pub fn debugfs_writes(node: &Machine) -> Option<serde_json::Value> {
+    let w = node.lru_gen.as_deref()?.debugfs;
+    (w.writes > 0).then(|| {
+        serde_json::json!({
+            "writes": w.writes,
+            "einval": w.einval,
+            "erange": w.erange,
+            "commands": w.commands,
+            "aged": w.aged,
+            "reclaimed": w.reclaimed,
+        })
+    })
 }

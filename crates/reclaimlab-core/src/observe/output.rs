@@ -125,6 +125,14 @@ pub fn render(world: &mut World, e: &Ended) -> RunOutput {
         o.insert("cgroups".into(), cg);
         fs_summary = Some(serde_json::Value::Object(o));
     }
+    if let Some(w) = super::lru_gen::debugfs_writes(&world.machines[0]) {
+        let mut o = match fs_summary.take() {
+            Some(serde_json::Value::Object(o)) => o,
+            _ => serde_json::Map::new(),
+        };
+        o.insert("lru_gen_writes".into(), w);
+        fs_summary = Some(serde_json::Value::Object(o));
+    }
     let fs_stall = super::fs::fs_threads_stall_ns(world, e.fs_threads);
     let mut extra_files = Vec::new();
     if !world.machines[0].shrinkers.is_empty() {
@@ -139,9 +147,11 @@ pub fn render(world: &mut World, e: &Ended) -> RunOutput {
     // /proc/pressure/memory as a read at the end of the run shows it.
     let pressure = world.machines[0].psi.read(PSI_SYSTEM, now).text();
     extra_files.push(("pressure/memory".to_string(), pressure));
-    // /sys/kernel/debug/lru_gen, under the multi-generational LRU only.
+    // /sys/kernel/debug/lru_gen and lru_gen_full, under the multi-generational LRU only.
     if world.machines[0].lru_gen.is_some() {
         extra_files.push(("lru_gen".to_string(), world.machines[0].lru_gen_debugfs()));
+        let full = world.machines[0].lru_gen_debugfs_full();
+        extra_files.push(("lru_gen_full".to_string(), full));
     }
     extra_files.extend(guest_files);
     let node = &world.machines[0];

@@ -224,6 +224,7 @@ pub struct Workload {
     pub drop_caches: Option<DropCachesSpec>,
     /// Writes of `memory.reclaim` to a cgroup.
     pub memory_reclaim: Option<MemoryReclaimSpec>,
+    pub lru_gen: Option<LruGenSpec>,
     /// Lookups and `stat` over the filesystem's files.
     pub stat: Option<StatSpec>,
     /// A Xen domU's block I/O job.

@@ -10,6 +10,7 @@
 pub mod drop_caches;
 pub mod fsmark;
 pub mod highorder;
+pub mod lru_gen_write;
 pub mod memory_reclaim;
 pub mod simoops;
 pub mod spec;

@@ -353,6 +353,19 @@ pub struct MemoryReclaimSpec {
     pub target: Option<String>,
 }
 
+/// Writes of `/sys/kernel/debug/lru_gen` (`[workload.lru_gen]`): commands of the
+/// multi-generational LRU (`+` aging, `-` eviction), once or at an interval.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LruGenSpec {
+    /// The text each write writes: commands separated by newlines, `,` or `;`; a command's
+    /// `seq` may be `max_seq` or `max_seq-N`, read from the lru_gen file just before the write.
+    pub commands: String,
+    /// Delay of the first write after the workload's start.
+    pub after_ns: u64,
+    /// Time between two writes; `None`: one write.
+    pub every_ns: Option<u64>,
+}
+
 /// `[guest.workload.blkio]`: block I/O of a Xen domU on one of its VBDs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BlkioSpec {

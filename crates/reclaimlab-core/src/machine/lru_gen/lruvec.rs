@@ -12,6 +12,7 @@
 //! so a folio of a zone above the reclaim index is met on the shared list and sorted to the
 //! next generation (`sort_folio`'s zone rule) instead of being walked last.
 
+use super::debugfs_cmd::DebugfsWrites;
 use super::mm_inline::FolioGens;
 use super::mmzone::{LruGen, ANON_AND_FILE, NR_GENS};
 use crate::machine::frames::List;
@@ -47,6 +48,8 @@ pub struct LruGenNode {
     pub min_ttl_kills: u64,
     /// Page-table entries the aging walk tested (its cost is `[cost] scan_mapped` each).
     pub walked: u64,
+    /// What the writes to `/sys/kernel/debug/lru_gen` did.
+    pub debugfs: DebugfsWrites,
 }
 
 impl LruGenNode {
@@ -58,6 +61,7 @@ impl LruGenNode {
             min_ttl,
             min_ttl_kills: 0,
             walked: 0,
+            debugfs: DebugfsWrites::default(),
         }
     }
 

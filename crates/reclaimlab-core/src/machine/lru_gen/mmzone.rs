@@ -42,6 +42,13 @@ pub const MAX_LRU_BATCH: u64 = MIN_LRU_BATCH * MIN_LRU_BATCH;
 pub const NR_HIST_GENS: usize = 1;
 /// The two types, `ANON` (0) and `FILE` (1) of `machine::lru`.
 pub const ANON_AND_FILE: usize = 2;
+/// The page-table walk's statistics (`enum lru_gen_mm_stats`), in `lru_gen_full`'s order:
+/// leaf entries tested, found old, found young; non-leaf entries tested, found in the Bloom
+/// filter, added to it.
+pub const NR_MM_STATS: usize = 6;
+pub const MM_LEAF_TOTAL: usize = 0;
+pub const MM_LEAF_OLD: usize = 1;
+pub const MM_LEAF_YOUNG: usize = 2;
 
 /// Pages per generation, type and zone (`lrugen->nr_pages`).
 pub type GenPages = [[[i64; MAX_NR_ZONES]; ANON_AND_FILE]; NR_GENS];
@@ -68,6 +75,9 @@ pub struct LruGen {
     pub protected: [[[u64; MAX_NR_TIERS - 1]; ANON_AND_FILE]; NR_HIST_GENS],
     /// `mm_state.seq`: the `max_seq` for which the last mm-list iteration completed.
     pub mm_seq: u64,
+    /// `mm_state.stats[0]`: the walk's statistics. With one history generation the kernel
+    /// adds each walk's counts here and never clears them, so they run from boot.
+    pub mm_stats: [u64; NR_MM_STATS],
 }
 
 impl LruGen {
@@ -84,6 +94,7 @@ impl LruGen {
             evicted: [[[0; MAX_NR_TIERS]; ANON_AND_FILE]; NR_HIST_GENS],
             protected: [[[0; MAX_NR_TIERS - 1]; ANON_AND_FILE]; NR_HIST_GENS],
             mm_seq: MIN_NR_GENS,
+            mm_stats: [0; NR_MM_STATS],
         }
     }
 

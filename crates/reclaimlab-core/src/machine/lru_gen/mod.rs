@@ -24,7 +24,8 @@
 //! | `eviction.rs` | `mm/vmscan.c`, the eviction | `get_nr_to_scan`, zone order, `sort_folio`, `isolate_folio`, `should_abort_scan` |
 //! | `workingset.rs` | `mm/workingset.c` (`lru_gen_eviction`, `lru_gen_refault`) | the shadow token and refault accounting |
 //! | `lruvec.rs` | `include/linux/mmzone.h` (`lrugen->folios`) | the generation lists and per-frame bytes the machine holds |
-//! | `sysfs.rs`, `debugfs.rs` | `/sys/kernel/mm/lru_gen/`, `/sys/kernel/debug/lru_gen` | `enabled`, `min_ttl_ms`, the generation dump |
+//! | `sysfs.rs`, `debugfs.rs` | `/sys/kernel/mm/lru_gen/`, `/sys/kernel/debug/lru_gen{,_full}` | `enabled`, `min_ttl_ms`, the generation dumps |
+//! | `debugfs_cmd.rs` | `mm/vmscan.c`, `lru_gen_seq_write`/`run_cmd` | the commands written to `lru_gen`: how they read, their checks and end tests |
 //!
 //! Dependencies point one way: `mmzone` ← `mm_inline` ← `feedback` ← `aging`, `eviction`,
 //! `workingset`. Nothing here reads `vmscan/` or `Machine`, so the reclaim code can call in
@@ -43,6 +44,7 @@
 
 pub mod aging;
 pub mod debugfs;
+pub mod debugfs_cmd;
 pub mod eviction;
 pub mod feedback;
 pub mod lruvec;

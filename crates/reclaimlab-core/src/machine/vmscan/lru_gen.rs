@@ -249,7 +249,7 @@ impl Machine {
             let mut cost = sc.cost_ns;
             let (nr_to_scan, need) = self.with_lruvec(id, |m, gen, lists| {
                 gen.get_nr_to_scan(protected, can_swap, priority, kswapd, true, |g, ms| {
-                    m.lru_gen_try_to_inc_max_seq(id, g, lists, ms, can_swap, &mut cost)
+                    m.lru_gen_try_to_inc_max_seq(id, g, lists, ms, can_swap, false, &mut cost)
                 })
             });
             sc.cost_ns = cost;
@@ -533,6 +533,7 @@ fn zone_of(start: &[u32; MAX_NR_ZONES], pfn: u32) -> usize {
 // DEF_PRIORITY is restated in lru_gen/aging.rs so that folder does not depend on this one.
 const _: () = assert!(DEF_PRIORITY == crate::machine::lru_gen::aging::DEF_PRIORITY);
 
+mod debugfs_write;
 mod show;
 mod walk;
 
@@ -569,7 +570,7 @@ mod tests {
     fn age(m: &mut Machine) {
         m.with_lruvec(0, |m, g, l| {
             let ms = g.max_seq;
-            assert!(m.lru_gen_try_to_inc_max_seq(0, g, l, ms, true, &mut 0));
+            assert!(m.lru_gen_try_to_inc_max_seq(0, g, l, ms, true, false, &mut 0));
         });
     }
 

@@ -29,7 +29,8 @@ pub use guest::{GUEST, KVM};
 pub use machine::{COST, DISK, HOST, OOM, SWAP, SYSCTL, WRITEBACK};
 #[allow(unused_imports)]
 pub use workload::{
-    ANON, DROP_CACHES, FILE, FSMARK, HIGHORDER, MEMORY_RECLAIM, SIMOOPS, STAT, TRACE, WORKLOAD,
+    ANON, DROP_CACHES, FILE, FSMARK, HIGHORDER, LRU_GEN, MEMORY_RECLAIM, SIMOOPS, STAT, TRACE,
+    WORKLOAD,
 };
 #[allow(unused_imports)]
 pub use xen::{BLKBACK, BLKIO, VBD, XEN, XEN_COST};
@@ -178,6 +179,7 @@ section! {
         xen::XEN_HOST,
         cgroup::CGROUP_TREE,
         cgroup::CONTROLLER_CGROUPS,
+        workload::LRU_GEN_WRITES,
     ],
     derived: None,
 }

@@ -4,10 +4,12 @@
 use std::path::Path;
 
 use crate::scenario::schema::{section, Fix, Optional, Rule, Ty, Val};
+use crate::scenario::Scenario;
 use crate::scenario::{
     AccessPattern, AnonSpec, Compression, DropCachesSpec, FileOp, FileSpec, FsmarkSpec,
-    HighOrderGfp, HighOrderSpec, Lifetimes, MemoryReclaimSpec, ObjectSize, SimoopsSpec, StatSpec,
-    TraceFormat, TraceKind, TraceSpec, TraceTime, Workload, KIB, MIB, NS_PER_MS, NS_PER_US,
+    HighOrderGfp, HighOrderSpec, Lifetimes, LruGenSpec, MemoryReclaimSpec, ObjectSize, SimoopsSpec,
+    StatSpec, TraceFormat, TraceKind, TraceSpec, TraceTime, Workload, KIB, MIB, NS_PER_MS,
+    NS_PER_US,
 };
 
 const DURATION: Ty = Ty::Duration { min: 0 };
@@ -60,6 +62,7 @@ section! {
         simoops: None;
         drop_caches: None;
         memory_reclaim: None;
+        lru_gen: None;
         stat: None;
         blkio: None;
     }
@@ -104,6 +107,11 @@ section! {
             get: |w| w.memory_reclaim.as_ref(),
             put: |w, c| w.memory_reclaim = Some(c),
         },
+        Optional::<Workload, LruGenSpec> {
+            section: &LRU_GEN,
+            get: |w| w.lru_gen.as_ref(),
+            put: |w, c| w.lru_gen = Some(c),
+        },
         Optional::<Workload, StatSpec> {
             section: &STAT,
             get: |w| w.stat.as_ref(),
@@ -141,9 +149,21 @@ section! {
             },
         },
         Rule {
+            name: "repeated lru_gen writes end",
+            doc: "a `[workload.lru_gen]` table with `every` needs the workload's `duration`",
+            check: |w, _| match &w.lru_gen {
+                Some(r) if r.every_ns.is_some() && w.duration_ns.is_none() => Err(Fix::new(
+                    "lru_gen writes repeated `every` interval need an end",
+                    "give the workload a duration, or leave `every` out for one write",
+                )
+                .at("lru_gen.every")),
+                _ => Ok(()),
+            },
+        },
+        Rule {
             name: "a workload does something",
             doc: "a workload needs at least one of the anon, file, trace, highorder, fsmark, \
-                  simoops, drop_caches, memory_reclaim and blkio tables",
+                  simoops, drop_caches, memory_reclaim, lru_gen, stat and blkio tables",
             check: |w, _| {
                 if w.anon.is_none()
                     && w.file.is_none()
@@ -153,13 +173,14 @@ section! {
                     && w.simoops.is_none()
                     && w.drop_caches.is_none()
                     && w.memory_reclaim.is_none()
+                    && w.lru_gen.is_none()
                     && w.stat.is_none()
                     && w.blkio.is_none()
                 {
                     return Err(Fix::new(
                         format!(
                             "workload \"{}\" does nothing: it has no anon, file, trace, highorder, \
-                             fsmark, simoops, drop_caches or memory_reclaim table",
+                             fsmark, simoops, drop_caches, memory_reclaim, lru_gen, stat or blkio table",
                             w.name
                         ),
                         "add a [workload.anon] table (size = \"1GiB\"), a [workload.file] table \
@@ -488,3 +509,103 @@ section! {
     rules: [],
     derived: None,
 }
+
+section! {
+    LruGenSpec => pub static LRU_GEN = "lru_gen",
+        "Write `/sys/kernel/debug/lru_gen`, the multi-generational LRU's command interface \
+         (6.1; needs `[policy] lru = \"mglru\"` and the core bit of `[sysctl] lru_gen_enabled`): \
+         once at the workload's start plus `after`, or every `every` from then until the \
+         workload's end. `+ memcg_id node_id seq [can_swap [force_scan]]` ages the memcg's \
+         lruvec by one generation when `seq` is its `max_seq`; `- memcg_id node_id seq \
+         [swappiness [nr_to_reclaim]]` evicts its oldest generations up to `seq`. Memcg ids \
+         are the `lru_gen` file's (the root 1, each `[[cgroup]]` the next, parents first); the \
+         node is 0; `seq` may be `max_seq` or `max_seq-N`, read from the file just before the \
+         write. A command the kernel refuses at that moment (`seq` out of range: EINVAL; a \
+         fifth generation without `force_scan`: ERANGE) ends that write, counted in \
+         summary.json's `lru_gen_writes`. The writer's reclaim is direct reclaim in its own \
+         CPU time, not a memory stall." {
+        commands: String::new() => Key::new(
+            "commands",
+            Ty::Text { what: "lru_gen commands" },
+            "the text each write writes: commands separated by newlines, `,` or `;`",
+        )
+        .required("commands = \"+ 1 0 max_seq; - 1 0 max_seq-2\"")
+        .check(lru_gen_commands_read);
+        after_ns: 0 => Key::new("after", DURATION, "delay of the first write after the workload's start");
+        every_ns: None => Key::new("every", POSITIVE, "time between two writes")
+            .unset("one write");
+    }
+    children: [],
+    rules: [],
+    derived: None,
+}
+
+/// The commands read, on a machine with any number of memcgs (the ids are checked against the
+/// cgroups once every table is read: `LRU_GEN_WRITES`).
+fn lru_gen_commands_read(_: &LruGenSpec, v: &Val) -> Result<(), Fix> {
+    use crate::actors::workload::lru_gen_write::check_commands;
+    match v {
+        Val::S(text) => check_commands(text, u16::MAX as usize).map_err(|(m, h)| Fix::new(m, h)),
+        _ => Ok(()),
+    }
+}
+
+/// A `[workload.lru_gen]` writer needs the multi-generational LRU on its machine, and its
+/// commands' memcg ids must be that machine's (the host's cgroups; a guest has only the root).
+pub const LRU_GEN_WRITES: Rule<Scenario> = Rule {
+    name: "lru_gen writers have the multi-generational LRU",
+    doc: "a `[workload.lru_gen]` table needs `[policy] lru = \"mglru\"` and `[sysctl] \
+          lru_gen_enabled` with its core bit on the machine it runs on, and memcg ids that \
+          machine's `lru_gen` file shows",
+    check: |s, _| {
+        let host = s.workloads.iter().enumerate().map(|(i, w)| {
+            (
+                w,
+                format!("workload[{i}]"),
+                &s.policy,
+                &s.sysctl,
+                1 + s.cgroups.len(),
+                "",
+            )
+        });
+        let guests = s.guests.iter().enumerate().flat_map(|(g, guest)| {
+            guest.workloads.iter().enumerate().map(move |(i, w)| {
+                (
+                    w,
+                    format!("guest[{g}].workload[{i}]"),
+                    &guest.policy,
+                    &guest.sysctl,
+                    1,
+                    "guest.",
+                )
+            })
+        });
+        for (w, at, policy, sysctl, nr_memcgs, prefix) in host.chain(guests) {
+            let Some(spec) = &w.lru_gen else { continue };
+            if policy.choices.get("lru") != "mglru" {
+                return Err(Fix::new(
+                    format!(
+                        "workload \"{}\" writes /sys/kernel/debug/lru_gen, which a kernel without the multi-generational LRU does not have",
+                        w.name
+                    ),
+                    format!("set [{prefix}policy] lru = \"mglru\", or remove [workload.lru_gen]"),
+                )
+                .at(format!("{at}.lru_gen")));
+            }
+            if sysctl.lru_gen_enabled & 1 == 0 {
+                return Err(Fix::new(
+                    format!(
+                        "workload \"{}\" writes lru_gen while lru_gen_enabled has the multi-generational LRU off",
+                        w.name
+                    ),
+                    format!("set [{prefix}sysctl] lru_gen_enabled = 0x0007 (or any value with bit 0x0001)"),
+                )
+                .at(format!("{at}.lru_gen")));
+            }
+            use crate::actors::workload::lru_gen_write::check_commands;
+            check_commands(&spec.commands, nr_memcgs)
+                .map_err(|(m, h)| Fix::new(m, h).at(format!("{at}.lru_gen.commands")))?;
+        }
+        Ok(())
+    },
+};

@@ -40,6 +40,7 @@ fn minimal_takes_every_default() {
         simoops: None,
         drop_caches: None,
         memory_reclaim: None,
+        lru_gen: None,
         stat: None,
         blkio: None,
     });

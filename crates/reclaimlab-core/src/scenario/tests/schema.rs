@@ -189,6 +189,7 @@ fn every_field_is_reachable_from_exactly_one_key() {
         ("stat", "stat"),
         ("blkio", "blkio"),
         ("memory_reclaim", "memory_reclaim"),
+        ("lru_gen", "lru_gen"),
     ];
     check_complete(&WORKLOAD, &Workload::default(), &nested, &[]);
     // zipf_alpha and time_unit only apply with these settings, and live inside the enum.
@@ -212,6 +213,7 @@ fn every_field_is_reachable_from_exactly_one_key() {
     check_complete(&TRACE, &trace, &[], &[("time", &["time", "time_unit"])]);
     check_complete(&HIGHORDER, &HighOrderSpec::default(), &[], &[]);
     check_complete(&MEMORY_RECLAIM, &MemoryReclaimSpec::default(), &[], &[]);
+    check_complete(&LRU_GEN, &LruGenSpec::default(), &[], &[]);
     check_complete(&CONTROLLER, &ControllerConfig::default(), &[], &[]);
     // The filesystem tables ([fs], fsmark, simoops, stat, drop_caches): schema_fs.rs.
 }

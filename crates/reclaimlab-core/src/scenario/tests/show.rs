@@ -46,6 +46,7 @@ fn workload(name: &str) -> Workload {
         simoops: None,
         drop_caches: None,
         memory_reclaim: None,
+        lru_gen: None,
         stat: None,
         blkio: None,
     }

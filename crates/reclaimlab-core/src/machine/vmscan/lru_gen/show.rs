@@ -1,5 +1,5 @@
-//! What the multi-generational LRU shows of itself: `/sys/kernel/debug/lru_gen`, and the
-//! checks of its state the invariant check makes.
+//! What the multi-generational LRU shows of itself: `/sys/kernel/debug/lru_gen` and
+//! `lru_gen_full`, and the checks of its state the invariant check makes.
 
 use super::*;
 
@@ -7,6 +7,16 @@ impl Machine {
     /// The debugfs file `/sys/kernel/debug/lru_gen` of this node: the root's block, then each
     /// memcg's, with the cgroups' paths.
     pub fn lru_gen_debugfs(&self) -> String {
+        self.lru_gen_debugfs_text(false)
+    }
+
+    /// `/sys/kernel/debug/lru_gen_full`: the same blocks with the last four generations, the
+    /// tiers' refault statistics and the walk's.
+    pub fn lru_gen_debugfs_full(&self) -> String {
+        self.lru_gen_debugfs_text(true)
+    }
+
+    fn lru_gen_debugfs_text(&self, full: bool) -> String {
         use crate::machine::lru_gen::debugfs::{memcg_line, node_block};
         let node = self.lru_gen.as_deref().expect("lru_gen is on");
         let now = jiffies(self.now);
@@ -14,7 +24,7 @@ impl Machine {
         match &self.memcg {
             None => {
                 memcg_line(&mut out, 1, "/");
-                node_block(&mut out, &node.lruvecs[0].gen, self.nid, now);
+                node_block(&mut out, &node.lruvecs[0].gen, self.nid, now, full);
             }
             Some(mc) => {
                 for m in mc.memory.preorder(0) {
@@ -26,7 +36,7 @@ impl Machine {
                         .lruvecs
                         .get(i)
                         .map_or_else(|| LruGen::new(now), |l| l.gen.clone());
-                    node_block(&mut out, &st, self.nid, now);
+                    node_block(&mut out, &st, self.nid, now, full);
                 }
             }
         }

@@ -2,15 +2,19 @@
 //! page-table walk, and kswapd's `lru_gen_age_node` (docs/MODEL.md, "Multi-generational LRU").
 
 use super::*;
+use crate::machine::lru_gen::mmzone::{MM_LEAF_OLD, MM_LEAF_TOTAL, MM_LEAF_YOUNG};
 
 impl Machine {
     /// `try_to_inc_max_seq` for memcg `id`'s lruvec (taken out of the node: `gen`, `lists`)
     /// whose caller read `max_seq`: unless an aging step for it already ran, the walk (with
-    /// `LRU_GEN_MM_WALK` and anon evictable) promotes every mapped folio of the older
-    /// generations whose accessed bit is set to the youngest, clearing the bit; then the
-    /// oldest generations full to four are merged (their folios moved, `inc_min_seq`) and
-    /// `max_seq` advances. Its time goes to `cost`. Returns whether `max_seq` is past the
-    /// caller's.
+    /// `LRU_GEN_MM_WALK` or `force_scan`, and anon evictable) promotes every mapped folio of
+    /// the older generations whose accessed bit is set to the youngest, clearing the bit; then
+    /// the oldest generations full to four are merged (their folios moved, `inc_min_seq`) and
+    /// `max_seq` advances. Its time goes to `cost`; its statistics to `gen.mm_stats` (entries
+    /// tested, those found old, those found young: an entry tested whose folio is not mapped
+    /// is neither, as a non-present PTE is in the kernel's count). Returns whether `max_seq`
+    /// is past the caller's.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn lru_gen_try_to_inc_max_seq(
         &mut self,
         id: usize,
@@ -18,6 +22,7 @@ impl Machine {
         lists: &mut GenLists,
         max_seq: u64,
         can_swap: bool,
+        force_scan: bool,
         cost: &mut u64,
     ) -> bool {
         if max_seq <= gen.mm_seq {
@@ -25,10 +30,10 @@ impl Machine {
         }
         let now = jiffies(self.now + *cost);
         let walk = self.lru_gen.as_deref().expect("lru_gen is on").caps & sysfs::LRU_GEN_MM_WALK;
-        let mut walked = 0u64;
+        let (mut walked, mut old_ptes, mut young_ptes) = (0u64, 0u64, 0u64);
         let zone_start = self.zone_start;
         let (node, gauge, frames) = parts!(self, id);
-        if walk != 0 && can_swap {
+        if (walk != 0 || force_scan) && can_swap {
             let youngest = lru_gen_from_seq(gen.max_seq);
             for seq in gen.min_seq[ANON]..gen.max_seq {
                 let gi = lru_gen_from_seq(seq);
@@ -38,8 +43,10 @@ impl Machine {
                     walked += 1;
                     let vp = frames.owner(pfn);
                     let young = PTE_MAPPED | PTE_YOUNG;
-                    let hit = vp != NIL
-                        && self.pte[vp as usize] & (PTE_SWAP | PTE_MAPPED | PTE_YOUNG) == young;
+                    let pte = if vp != NIL { self.pte[vp as usize] } else { 0 };
+                    let hit = pte & (PTE_SWAP | PTE_MAPPED | PTE_YOUNG) == young;
+                    old_ptes += (pte & (PTE_SWAP | PTE_MAPPED | PTE_YOUNG) == PTE_MAPPED) as u64;
+                    young_ptes += hit as u64;
                     if hit {
                         let pte = &mut self.pte[vp as usize];
                         *pte &= !PTE_YOUNG;
@@ -77,6 +84,9 @@ impl Machine {
             }
         }
         node.walked += walked;
+        gen.mm_stats[MM_LEAF_TOTAL] += walked;
+        gen.mm_stats[MM_LEAF_OLD] += old_ptes;
+        gen.mm_stats[MM_LEAF_YOUNG] += young_ptes;
         *cost += walked * self.cfg.cost.lru_gen_walk_ns;
         gen.try_to_inc_max_seq_nowalk(max_seq, can_swap, now, gauge)
     }
@@ -112,7 +122,8 @@ impl Machine {
                     min_ttl,
                     now,
                     |g, ms| {
-                        m.lru_gen_try_to_inc_max_seq(id, g, lists, ms, swappiness != 0, &mut cost)
+                        let can_swap = swappiness != 0;
+                        m.lru_gen_try_to_inc_max_seq(id, g, lists, ms, can_swap, false, &mut cost)
                     },
                 )
             });
