@@ -68,7 +68,10 @@ fn create_storm_swaps_and_steals_on_xfs_and_ext4() {
         let srecl = meminfo_kb(&out, "SReclaimable");
         let slab = meminfo_kb(&out, "Slab");
         assert!(slab * 2 > total, "{name}: Slab {slab} of {total} kB");
-        assert!(srecl * 5 > total * 2, "{name}: SReclaimable {srecl} of {total} kB");
+        assert!(
+            srecl * 5 > total * 2,
+            "{name}: SReclaimable {srecl} of {total} kB"
+        );
         assert_eq!(
             meminfo_kb(&out, "Slab"),
             srecl + meminfo_kb(&out, "SUnreclaim")
@@ -109,7 +112,10 @@ fn pswpout_falls_as_vfs_cache_pressure_rises() {
         .map(|&p| mean(&pswpout("ext4-create-storm", p, 3)))
         .collect();
     eprintln!("ext4-create-storm: mean pswpout at 100/200/500: {means:?}");
-    assert!(means[0] > means[1] && means[1] > means[2], "ext4: {means:?}");
+    assert!(
+        means[0] > means[1] && means[1] > means[2],
+        "ext4: {means:?}"
+    );
     // XFS, since the log items' shadow buffers (docs/MODEL.md, "Filesystem creation storms"),
     // seeds 1-5 at 100 / 200 / 300 / 500 / 1000: means 3280 / 2499 / 2275 / 2838 / 2249, each
     // seed's spread about 30 %. The fall from the default is the claim that holds; above 200
