@@ -52,6 +52,8 @@ pub struct CaptureArrays {
     /// nothing).
     kept: Vec<(u32, u8)>,
     heads: Vec<bool>,
+    /// The frames whose bit in `seen` the scan set, to clear again.
+    marked: Vec<u32>,
 }
 
 impl CaptureArrays {
@@ -88,10 +90,15 @@ impl CaptureArrays {
             self.seen.resize(frames.div_ceil(64), 0);
         }
         let seen = &mut self.seen;
+        let mut marked = std::mem::take(&mut self.marked);
+        marked.clear();
         let mut first = |pfn: u32| {
             let (w, b) = (pfn as usize / 64, 1u64 << (pfn % 64));
             let new = seen[w] & b == 0;
-            seen[w] |= b;
+            if new {
+                seen[w] |= b;
+                marked.push(pfn);
+            }
             new
         };
         // The last entry is the page being freed now (the capture runs before the free): it
@@ -103,24 +110,29 @@ impl CaptureArrays {
         // in that block: consecutive frees of one region mostly are, and need no search.
         let mut last: Option<(u32, usize)> = None;
         for (i, &(pfn, order)) in entries[..entries.len() - 1].iter().enumerate() {
-            let block = match last {
-                Some((h, o)) if pfn >= h && pfn - h < 1 << o => last,
+            let (block, reused) = match last {
+                Some((h, o)) if pfn >= h && pfn - h < 1 << o => (last, false),
                 _ => {
                     let z = m.zone_of(pfn);
                     let fa = &m.zones[z].free_area;
-                    let b = if prev.get(i) == Some(&true) && fa.unchanged_since(pfn, at[z]) {
-                        Some((pfn, order as usize))
+                    if prev.get(i) == Some(&true) && fa.unchanged_since(pfn, at[z]) {
+                        last = Some((pfn, order as usize));
+                        (last, true)
                     } else {
-                        fa.free_block_of(&m.frames, pfn)
-                    };
-                    if b.is_some() {
-                        last = b;
+                        let b = fa.free_block_of(&m.frames, pfn);
+                        if b.is_some() {
+                            last = b;
+                        }
+                        (b, false)
                     }
-                    b
                 }
             };
             match block {
-                Some((head, o)) if first(head) => {
+                // A head kept by the last scan, in a region nothing changed since, needs no
+                // duplicate test: the last scan kept one entry per head, and no other entry
+                // can be in its block now (a page joins a free block only by a change of its
+                // region: its own free, or an allocation that split the block).
+                Some((head, o)) if reused || first(head) => {
                     kept.push((head, o as u8));
                     heads.push(true);
                 }
@@ -136,13 +148,11 @@ impl CaptureArrays {
             kept.push(current);
             heads.push(false);
         }
-        // Clear exactly the bits set: every head kept, and the current page. An entry kept
-        // because it is allocated again (`keep_allocated`) set no bit, so clearing its bit
-        // is harmless.
-        for &(pfn, _) in &kept {
+        // Clear exactly the bits set.
+        for &pfn in &marked {
             self.seen[pfn as usize / 64] &= !(1u64 << (pfn % 64));
         }
-        self.seen[current.0 as usize / 64] &= !(1u64 << (current.0 % 64));
+        self.marked = marked;
         std::mem::swap(entries, &mut kept);
         self.kept = kept;
         let arr = &mut self.cpus[cpu];
