@@ -53,3 +53,46 @@ def test_a_chart_that_cannot_be_drawn_fails_the_report(tmp_path):
         figures.draw_all(jobs)
     # Every other chart was drawn.
     assert all(svg.is_file() and png.is_file() for _, svg, png in jobs[:-1])
+
+
+class _Chart:
+    """Stands for an altair chart: the page only asks for its specification."""
+
+    def __init__(self, spec):
+        self.spec = spec
+
+    def to_dict(self, validate=True):
+        return dict(self.spec)
+
+
+def test_figures_drawn_while_the_page_is_built_are_those_drawn_after(tmp_path, monkeypatch):
+    """A page that starts its figures before its charts are added (the helper draws them as
+    they come) writes the same files as one that draws them all at the end."""
+    from reclaimlab.report import Page
+
+    n = figures.HELPER_MIN_CHARTS + 3
+    helped = []
+    real_start = figures.Drawer._start
+    monkeypatch.setattr(figures.Drawer, "_start",
+                        lambda self: (helped.append(len(self.jobs)), real_start(self)))
+    # An earlier report's figure is removed when the figures start.
+    stale = tmp_path / "a" / "report-figures" / "99-stale.svg"
+    stale.parent.mkdir(parents=True)
+    stale.write_text("<svg/>")
+    streamed = Page("streamed")
+    streamed.start_figures(tmp_path / "a" / "report.html")
+    assert not stale.exists()
+    (tmp_path / "b").mkdir()
+    plain = Page("plain")
+    for i in range(n):
+        streamed.chart(f"chart {i}", _Chart(_spec(i)))
+        plain.chart(f"chart {i}", _Chart(_spec(i)))
+    # The helper started while the page was being built, once enough charts were waiting.
+    assert helped == [figures.HELPER_MIN_CHARTS]
+    got = streamed.write(tmp_path / "a" / "report.html")
+    want = plain.write(tmp_path / "b" / "report.html")
+    assert [p.name for p in got] == [p.name for p in want] and len(got) == 2 * n
+    for a, b in zip(got, want):
+        assert a.read_bytes() == b.read_bytes()
+    assert (tmp_path / "a" / "report.html").read_text().replace("streamed", "plain") == \
+        (tmp_path / "b" / "report.html").read_text()

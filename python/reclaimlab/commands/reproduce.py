@@ -76,7 +76,8 @@ def main(args: argparse.Namespace) -> int:
     # One HTML report: of this experiment, or (all) of every one, beside their report.md.
     html = out / "report.html" if args.experiment == ALL else out / names[0] / "report.html"
     found = [(out / n, json.loads((out / n / REPRODUCTION_MANIFEST).read_text())) for n in names]
-    page = reproduction_page(found)
+    # The figures are drawn (by a helper process) while the page is built.
+    page = reproduction_page(found, figures_for=None if args.no_figures else html)
     figures = page.write(html, figures=not args.no_figures)
     print(f"reproduce: {html} ({len(page.charts)} charts"
           + (f", figures in {html.stem}-figures/" if figures else "") + ")",

@@ -37,6 +37,8 @@ class Page:
     title: str
     blocks: list[str] = field(default_factory=list)
     charts: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # (slug, spec)
+    #: Where the figures go and who draws them, from :meth:`start_figures` on.
+    _figures: tuple[Path, Any] | None = field(default=None, repr=False)
 
     def h(self, level: int, text: str) -> None:
         self.blocks.append(f"<h{level}>{esc(text)}</h{level}>")
@@ -95,8 +97,12 @@ class Page:
         # easier to check for self-containment (the mode is given to vega-embed instead).
         spec.pop("$schema", None)
         n = len(self.charts)
-        self.charts.append((f"{n:02d}-{_slug(slug)}", spec))
+        name = f"{n:02d}-{_slug(slug)}"
+        self.charts.append((name, spec))
         self.blocks.append(f'<div class="chart" id="chart-{n}" data-rendered="0"></div>')
+        if self._figures is not None:
+            fig_dir, drawer = self._figures
+            drawer.add((spec, fig_dir / f"{name}.svg", fig_dir / f"{name}.png"))
 
     def row_start(self) -> None:
         self.blocks.append('<div class="row">')
@@ -118,26 +124,51 @@ class Page:
             script=script,
         )
 
-    def write(self, path: str | os.PathLike, *, figures: bool = True) -> list[Path]:
-        """Write the HTML file, and unless ``figures`` is False each chart as SVG and PNG in
-        ``<name>-figures/`` beside it; returns the figure files."""
-        path = Path(path)
-        write_text_atomic(path, self.html())
-        if not figures:
-            return []
-        fig_dir = path.with_name(path.stem + "-figures")
+    def start_figures(self, path: str | os.PathLike) -> None:
+        """Draw the figures of the HTML file ``path`` (see :meth:`write`) from now on, each
+        chart as it is added: a helper process draws them while the page is still being
+        built. :meth:`write` to the same path then waits for them."""
+        fig_dir = _figure_dir(Path(path))
         fig_dir.mkdir(parents=True, exist_ok=True)
         for old in fig_dir.glob("*"):
             if old.suffix in (".svg", ".png"):
                 old.unlink()
-        jobs = [(spec, fig_dir / f"{slug}.svg", fig_dir / f"{slug}.png")
-                for slug, spec in self.charts]
         # Imported here: the module also runs as the drawing helper (python -m), which must
         # not find it imported by the package already.
-        from .figures import draw_all
+        from .figures import Drawer
 
-        draw_all(jobs)
-        return [f for _, svg, png in jobs for f in (svg, png)]
+        drawer = Drawer()
+        for slug, spec in self.charts:
+            drawer.add((spec, fig_dir / f"{slug}.svg", fig_dir / f"{slug}.png"))
+        self._figures = (fig_dir, drawer)
+
+    def write(self, path: str | os.PathLike, *, figures: bool = True) -> list[Path]:
+        """Write the HTML file, and unless ``figures`` is False each chart as SVG and PNG in
+        ``<name>-figures/`` beside it; returns the figure files."""
+        path = Path(path)
+        started, self._figures = self._figures, None
+        try:
+            write_text_atomic(path, self.html())
+        except BaseException:
+            if started is not None:
+                started[1].close()
+            raise
+        if started is not None and (not figures or started[0] != _figure_dir(path)):
+            started[1].close()
+            started = None
+        if not figures:
+            return []
+        if started is None:
+            self.start_figures(path)
+            started, self._figures = self._figures, None
+        fig_dir, drawer = started
+        drawer.finish()
+        return [fig_dir / f"{slug}{ext}" for slug, _ in self.charts for ext in (".svg", ".png")]
+
+
+def _figure_dir(path: Path) -> Path:
+    """Where the figures of the HTML file ``path`` go: ``<name>-figures/`` beside it."""
+    return path.with_name(path.stem + "-figures")
 
 
 @functools.cache

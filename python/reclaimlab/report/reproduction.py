@@ -17,12 +17,17 @@ from .page import Page, ReportError
 REPRODUCTION_MANIFEST = "reproduce.json"
 
 
-def reproduction_page(manifests: Sequence[tuple[Path, Mapping[str, Any]]]) -> Page:
-    """The report of one or more reproductions (``reproduce.json`` of each experiment)."""
+def reproduction_page(manifests: Sequence[tuple[Path, Mapping[str, Any]]],
+                      figures_for: Path | None = None) -> Page:
+    """The report of one or more reproductions (``reproduce.json`` of each experiment).
+    ``figures_for``: the HTML file the page will be written to, whose figures are drawn as
+    the charts are made (:meth:`Page.start_figures`)."""
     import altair as alt
     import pandas as pd
 
     page = Page("reclaimlab: reproductions of the seed threads")
+    if figures_for is not None:
+        page.start_figures(figures_for)
     page.h(1, "Reproductions of the seed threads")
     total = sum(len(s["checks"]) for _, m in manifests for s in m["situations"])
     failed = sum(not c["passed"] for _, m in manifests for s in m["situations"] for c in s["checks"])

@@ -50,6 +50,13 @@ pub struct FreeArea {
     /// back after a report that did not merge, cleared whenever the block leaves its list.
     /// Empty unless the machine reports free pages.
     reported: Vec<u64>,
+    /// Per region of 2^(MAX_ORDER-1) frames (indexed from `start`), the value of `changes`
+    /// when a free block in it last joined or left a list. Empty unless a reader asked for it
+    /// (`track_changes`): free page hinting's inline scan reads it to skip resolving again a
+    /// block head whose region nothing has touched since its last scan.
+    region_changed: Vec<u64>,
+    /// Free blocks that joined or left a list since `track_changes`.
+    changes: u64,
 }
 
 #[inline]
@@ -71,7 +78,38 @@ impl FreeArea {
             notify_order: MAX_ORDER,
             merged: Vec::new(),
             reported: Vec::new(),
+            region_changed: Vec::new(),
+            changes: 0,
         }
+    }
+
+    /// Count the changes of each region's free blocks from now on (see `region_changed`).
+    pub fn track_changes(&mut self) {
+        if self.region_changed.is_empty() {
+            let n = (self.end - self.start) as usize;
+            self.region_changed = vec![0; n.div_ceil(1 << (MAX_ORDER - 1)).max(1)];
+        }
+    }
+
+    /// The count of changes so far, for [`FreeArea::unchanged_since`].
+    pub fn changes(&self) -> u64 {
+        self.changes
+    }
+
+    /// No free block of `pfn`'s region (the aligned 2^(MAX_ORDER-1) frames around it, all that
+    /// [`FreeArea::free_block_of`] reads) joined or left a list since `changes()` was `at`, so
+    /// `free_block_of(pfn)` answers as it did then. Needs `track_changes` before `at`.
+    #[inline]
+    pub fn unchanged_since(&self, pfn: u32, at: u64) -> bool {
+        let r = ((pfn - self.start) >> (MAX_ORDER - 1)) as usize;
+        self.region_changed.get(r).is_some_and(|&c| c <= at)
+    }
+
+    #[inline]
+    fn note_change(&mut self, pfn: u32) {
+        self.changes += 1;
+        let r = ((pfn - self.start) >> (MAX_ORDER - 1)) as usize;
+        self.region_changed[r] = self.changes;
     }
 
     /// Keep `PG_reported` bits for this zone (a guest that reports free pages).
@@ -109,6 +147,9 @@ impl FreeArea {
             self.lists[order][mt].push_head(fr, pfn);
         }
         self.nr_free[order][mt] += 1;
+        if !self.region_changed.is_empty() {
+            self.note_change(pfn);
+        }
     }
 
     #[inline(always)]
@@ -118,6 +159,9 @@ impl FreeArea {
         fr.clear_buddy_head(pfn);
         if !self.reported.is_empty() {
             self.clear_reported(pfn);
+        }
+        if !self.region_changed.is_empty() {
+            self.note_change(pfn);
         }
     }
 
@@ -578,6 +622,42 @@ mod tests {
         assert_eq!(t[0], 1, "page 0 cannot merge while page 1 is in use");
         fa.free(&mut fr, &pbs, b, 0);
         assert_eq!(fa.nr_free_total()[10], 1);
+    }
+
+    #[test]
+    fn change_tracking_names_the_regions_touched() {
+        // Three regions of 1024 frames; an allocation and its free touch only the one they
+        // come from.
+        let (mut fr, mut pbs, mut fa) = setup(3 * 1024);
+        assert!(!fa.unchanged_since(5, 0), "untracked: nothing is known");
+        fa.track_changes();
+        let at = fa.changes();
+        assert!((0..3).all(|r| fa.unchanged_since(r * 1024 + 7, at)));
+        let p = fa.rmqueue(&mut fr, &mut pbs, 0, MIGRATE_MOVABLE).unwrap();
+        let touched = p / 1024;
+        for r in 0..3 {
+            assert_eq!(
+                fa.unchanged_since(r * 1024 + 7, at),
+                r != touched,
+                "region {r}"
+            );
+        }
+        let at = fa.changes();
+        assert!((0..3).all(|r| fa.unchanged_since(r * 1024 + 7, at)));
+        fa.free(&mut fr, &pbs, p, 0);
+        for r in 0..3 {
+            assert_eq!(
+                fa.unchanged_since(r * 1024 + 1023, at),
+                r != touched,
+                "region {r}"
+            );
+        }
+        // In a region nothing touched, free_block_of answers as it did at the start.
+        let other = (touched + 1) % 3;
+        assert_eq!(
+            fa.free_block_of(&fr, other * 1024 + 7),
+            Some((other * 1024, 10))
+        );
     }
 
     #[test]

@@ -333,9 +333,7 @@ impl Machine {
             let start = base[z] as u32;
             let end = (base[z] + managed[z]) as u32;
             let mut fa = FreeArea::new(start, end);
-            for pfn in start..end {
-                frames.set_flags(pfn, 0);
-            }
+            frames.set_managed(start, end);
             if host.fragmented_zone == Some(z) {
                 // An aged zone: the page in the middle of every stride-aligned block is a
                 // long-lived kernel allocation (allocated, no owner, never on an LRU), so the
