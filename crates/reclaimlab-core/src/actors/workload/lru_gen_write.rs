@@ -158,15 +158,11 @@ impl LruGenWriter {
         let end = m.lru_gen_write(&text, &mut t.ctx);
         w.writes += 1;
         w.errors += end.is_err() as u64;
-        let (every, at) = (w.every_ns, w.at_ns);
+        let (every, mut at) = (w.every_ns, w.at_ns);
         let done = now + t.ctx.cost_ns;
-        match every {
-            Some(every) => {
-                t.work.at_ns = (at + every).max(done);
-                Wake::At(t.work.at_ns)
-            }
-            None => t.finish(m, done, false),
-        }
+        let wake = t.next_write(m, &mut at, every, done);
+        t.work.at_ns = at;
+        wake
     }
 }
 

@@ -51,15 +51,11 @@ impl MemoryReclaimWriter {
         w.writes += 1;
         w.eagain += matches!(end, ReclaimWrite::Again { .. }) as u64;
         w.reclaimed += end.reclaimed();
-        let (every, at) = (w.every_ns, w.at_ns);
+        let (every, mut at) = (w.every_ns, w.at_ns);
         let done = now + t.ctx.cost_ns;
-        match every {
-            Some(every) => {
-                t.work.at_ns = (at + every).max(done);
-                Wake::At(t.work.at_ns)
-            }
-            None => t.finish(m, done, false),
-        }
+        let wake = t.next_write(m, &mut at, every, done);
+        t.work.at_ns = at;
+        wake
     }
 }
 

@@ -110,6 +110,25 @@ impl<W: Work> Task<W> {
         Wake::Done
     }
 
+    /// A timed writer's wake-up after a write that ended at `done`: the next write `every`
+    /// after the one due at `*at` (no sooner than `done`, which `*at` becomes), or the end
+    /// when it writes once. The cgroup and debugfs writers share it.
+    pub fn next_write(
+        &mut self,
+        m: &mut Machine,
+        at: &mut u64,
+        every: Option<u64>,
+        done: u64,
+    ) -> Wake {
+        match every {
+            Some(every) => {
+                *at = (*at + every).max(done);
+                Wake::At(*at)
+            }
+            None => self.finish(m, done, false),
+        }
+    }
+
     /// The wake-up after an access or create that did not complete: wait for the I/O, back
     /// off and retry, yield, or die as the OOM victim.
     pub fn not_done(&mut self, m: &mut Machine, now: u64, a: Access) -> Wake {
