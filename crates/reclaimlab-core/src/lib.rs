@@ -1,7 +1,7 @@
 //! reclaimlab-core: a deterministic discrete-event simulator of Linux memory reclaim.
 //!
 //! Layers, top to bottom; each imports only from the layers below it:
-//! - [`run`]: runs the world [`build`] makes of a scenario (every machine, host and guests, by
+//! - [`run`]: runs the world [`boot`] makes of a scenario (every machine, host and guests, by
 //!   the same functions; their kernel threads, workloads and policies) and hands it to
 //!   [`observe`] for its outputs; [`sim_error`]: why a run failed.
 //! - [`scenario`]: the validated run description (TOML, precise errors, every default written down).
@@ -20,7 +20,7 @@
 //! - [`cachesim`]: fixed-capacity LRU/FIFO/CLOCK over a trace (`reclaimlab lru`).
 
 pub mod actors;
-pub mod build;
+pub mod boot;
 pub mod cachesim;
 pub mod engine;
 pub mod machine;

@@ -4,7 +4,7 @@
 
 use std::time::Instant;
 
-use crate::build::{Built, Ctx};
+use crate::boot::{Built, Ctx};
 use crate::engine::ActorId;
 use crate::machine::Machine;
 use crate::observe::ftrace::TraceFormat;
@@ -15,7 +15,7 @@ use crate::observe::xen::XenActors;
 use crate::scenario::Scenario;
 use crate::world::{Stop, World};
 
-pub use crate::build::{host_layout, host_machine, host_params, FIRST_TASK_PID};
+pub use crate::boot::{host_layout, host_machine, host_params, FIRST_TASK_PID};
 pub use crate::observe::output::RunOutput;
 pub use crate::sim_error::SimError;
 
@@ -111,7 +111,7 @@ impl<'a> Run<'a> {
         Run::build(scn, opts, Some(machine), poll)
     }
 
-    /// The world `crate::build` makes of `scn` (around `machine`, or the host it describes).
+    /// The world `crate::boot` makes of `scn` (around `machine`, or the host it describes).
     fn build(
         scn: &'a Scenario,
         opts: &RunOptions,
@@ -123,7 +123,7 @@ impl<'a> Run<'a> {
             trace: opts.trace,
             invariants: opts.invariants != InvariantMode::Off,
         };
-        let built = crate::build::world(scn, &ctx, machine, poll)?;
+        let built = crate::boot::world(scn, &ctx, machine, poll)?;
         let Built {
             world,
             threads,

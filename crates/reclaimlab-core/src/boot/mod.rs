@@ -1,7 +1,7 @@
-//! Building the world a scenario describes, before it runs: every machine (the host, then each
-//! guest, by the same functions: `machine.rs`), its workload threads (`workloads.rs`), its
-//! kernel threads (`kthreads.rs`), the policy variants they run with (`policies.rs`, the only
-//! place that makes them from the registry), the guests' VM processes (`guests.rs`), a Xen
+//! Booting the world a scenario describes: building, before it runs, every machine (the host,
+//! then each guest, by the same functions: `machine.rs`), its workload threads (`workloads.rs`),
+//! its kernel threads (`kthreads.rs`), the policy variants they run with (`policies.rs`, the
+//! only place that makes them from the registry), the guests' VM processes (`guests.rs`), a Xen
 //! host's drivers and jobs (`xen.rs`), and the observers. The files hand back the actors they
 //! make, in order (a cast, `cast.rs`), and [`world`] registers the whole cast in one place.
 //! `run.rs` runs what [`world`] builds.
