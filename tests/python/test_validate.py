@@ -135,6 +135,28 @@ def test_ratios_means_and_spreads_match_an_independent_computation(seq_compariso
     assert rows["pswpout"].real_mean > 0  # the scenario swaps for real
 
 
+def test_the_swap_device_is_the_guests(seq_comparison):
+    """The guest's record of its swap device's rotational flag decides the model's readahead;
+    boots without the record leave the scenario's own `[swap] rotational`."""
+    s, kept, _ = seq_comparison
+    zi = Path(kept["zoneinfo_path"])
+    assert s.document["swap"].get("rotational") is True
+    as_written = compare.sim_scenario(s, zi, kept["guest_settings"])
+    assert "swap_rotational" not in kept["guest_settings"]
+    assert as_written["swap"]["rotational"] is True
+    solid = compare.sim_scenario(s, zi, {**kept["guest_settings"], "swap_rotational": "0"})
+    assert solid["swap"]["rotational"] is False
+    assert {k: v for k, v in solid["swap"].items() if k != "rotational"} == {
+        k: v for k, v in as_written["swap"].items() if k != "rotational"}
+    # A garbled record is not read as either.
+    odd = compare.sim_scenario(s, zi, {**kept["guest_settings"], "swap_rotational": "?"})
+    assert odd["swap"]["rotational"] is True
+    # The model runs the other readahead for it: the VMA-based one reads around the faulting
+    # address, so the sequential re-read's readahead differs.
+    ra = [reclaimlab.run(doc, seed=1).vmstat["swap_ra"] for doc in (as_written, solid)]
+    assert ra[0] > 0 and ra[1] > 0 and ra[0] != ra[1]
+
+
 def test_run_length_sets_boot_wall_times_beside_simulated_times(seq_comparison):
     s, kept, c = seq_comparison
     rl = c.run_length

@@ -216,7 +216,8 @@ def sim_scenario(
     instead of `ram` (the zones, with the kernel's own reserved pages), the memory the booted
     kernel already holds (`kernel_used`, KiB) unless the scenario sets it, and the guest's
     min_free_kbytes unless the scenario sets one (the kernel computes it at boot from managed
-    pages that later change when the initramfs is freed). With ``profile`` (validate/profile.py)
+    pages that later change when the initramfs is freed), and the swap device's rotational flag
+    where the boots recorded it. With ``profile`` (validate/profile.py)
     its costs and device latencies merged in; with ``baseline``, no cost section at all."""
     doc = {k: (dict(v) if isinstance(v, dict) else v) for k, v in spec.document.items()}
     if baseline:
@@ -238,6 +239,11 @@ def sim_scenario(
     if "min_free_kbytes" not in sysctl and guest_settings.get("min_free_kbytes", "").isdigit():
         sysctl["min_free_kbytes"] = int(guest_settings["min_free_kbytes"])
     doc["sysctl"] = sysctl
+    # The swap device as the guest's kernel sees it (boots from 2026-11-30 on record it): its
+    # rotational flag chooses the readahead (offset-based or VMA-based), so the model takes the
+    # guest's, whatever the scenario assumed.
+    if "swap" in doc and guest_settings.get("swap_rotational") in ("0", "1"):
+        doc["swap"] = {**doc.get("swap", {}), "rotational": guest_settings["swap_rotational"] == "1"}
     # The scenario is handed over as a table, not a file: a relative path in it (the measured
     # wake-up latencies) is made absolute against the scenario's directory, as the parser
     # would have resolved it.

@@ -200,6 +200,10 @@ done
 echo "lru_gen $(cat /sys/kernel/mm/lru_gen/enabled 2>/dev/null || echo absent)"
 echo "thp $(cat /sys/kernel/mm/transparent_hugepage/enabled)"
 echo "thp_defrag $(cat /sys/kernel/mm/transparent_hugepage/defrag)"
+# Which swap readahead the kernel uses: the offset-based one while a rotational device is
+# swapped on, else the VMA-based one if enabled (the simulator mirrors the device's flag).
+echo "swap_rotational $(cat /sys/block/vda/queue/rotational)"
+echo "vma_ra_enabled $(cat /sys/kernel/mm/swap/vma_ra_enabled 2>/dev/null || echo absent)"
 echo "{MARK}:end sysctl@@"
 snapshot before
 # kswapd's wake-ups and its switches onto and off a CPU (its wake-up latency, the simulator's
