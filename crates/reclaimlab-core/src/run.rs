@@ -5,13 +5,9 @@
 use std::time::Instant;
 
 use crate::boot::{Built, Ctx};
-use crate::engine::ActorId;
 use crate::machine::Machine;
 use crate::observe::ftrace::TraceFormat;
-use crate::observe::guests::Guest;
-use crate::observe::invariants::Checker;
 use crate::observe::output::Ended;
-use crate::observe::xen::XenActors;
 use crate::scenario::Scenario;
 use crate::world::{Stop, World};
 
@@ -67,19 +63,11 @@ pub struct Run<'a> {
     scn: &'a Scenario,
     opts: RunOptions,
     seed: u64,
-    world: World,
-    threads: Vec<ActorId>,
-    fs_threads: Vec<ActorId>,
-    kswapd: ActorId,
-    sampler: ActorId,
-    guests: Vec<Guest>,
-    vm_rss: Option<ActorId>,
-    xen: Option<XenActors>,
+    /// The world `boot` made and the ids of its members the run reads.
+    built: Built,
     end_ns: u64,
     has_duration: bool,
     events: u64,
-    /// One checker per machine (the host first, then the guests).
-    invariants: Option<Vec<Checker>>,
     stop_reason: String,
     wall_start: Instant,
     wall_ns: u64,
@@ -124,17 +112,6 @@ impl<'a> Run<'a> {
             invariants: opts.invariants != InvariantMode::Off,
         };
         let built = crate::boot::world(scn, &ctx, machine, poll)?;
-        let Built {
-            world,
-            threads,
-            fs_threads,
-            kswapd,
-            sampler,
-            guests,
-            vm_rss,
-            xen,
-            invariants,
-        } = built;
         let (end_ns, has_duration) = match scn.sim.duration_ns {
             Some(d) => (d, true),
             None => (scn.sim.max_duration_ns, false),
@@ -143,18 +120,10 @@ impl<'a> Run<'a> {
             scn,
             opts: opts.clone(),
             seed: ctx.seed,
-            world,
-            threads,
-            fs_threads,
-            kswapd,
-            sampler,
-            guests,
-            vm_rss,
-            xen,
+            built,
             end_ns,
             has_duration,
             events: 0,
-            invariants,
             stop_reason: String::new(),
             wall_start: Instant::now(),
             wall_ns: 0,
@@ -163,11 +132,11 @@ impl<'a> Run<'a> {
 
     /// The world, to add actors or observers before the run starts.
     pub fn world_mut(&mut self) -> &mut World {
-        &mut self.world
+        &mut self.built.world
     }
 
     pub fn world(&self) -> &World {
-        &self.world
+        &self.built.world
     }
 
     /// Run to the end (the duration, the last workload's exit, a panic or a failure).
@@ -193,8 +162,8 @@ impl<'a> Run<'a> {
                     }
                 }
             }
-            let (ran, stop) = self.world.run(self.end_ns, batch, !self.has_duration);
-            if let Some(f) = self.world.take_failure() {
+            let (ran, stop) = self.built.world.run(self.end_ns, batch, !self.has_duration);
+            if let Some(f) = self.built.world.take_failure() {
                 return Err(f.into());
             }
             if ran == 0 {
@@ -212,19 +181,19 @@ impl<'a> Run<'a> {
             }
             if self.events.is_multiple_of(1024) && last_report.elapsed().as_millis() >= 20 {
                 last_report = Instant::now();
-                if !progress(self.world.now(), self.end_ns) {
+                if !progress(self.built.world.now(), self.end_ns) {
                     return Err(SimError::Interrupted);
                 }
             }
-            if let Some((_, why)) = &self.world.panic {
+            if let Some((_, why)) = &self.built.world.panic {
                 self.stop_reason = format!("kernel panic: {why}");
                 break;
             }
-            if self.scn.oom.stop_on_kill && !self.world.machines[0].oom_kills.is_empty() {
+            if self.scn.oom.stop_on_kill && !self.built.world.machines[0].oom_kills.is_empty() {
                 self.stop_reason = "OOM kill on the host".into();
                 break;
             }
-            if !self.has_duration && !self.world.held_open() {
+            if !self.has_duration && !self.built.world.held_open() {
                 self.stop_reason = "all workloads finished".into();
                 break;
             }
@@ -232,13 +201,13 @@ impl<'a> Run<'a> {
                 break;
             }
         }
-        if self.world.now() >= self.end_ns && !self.has_duration {
+        if self.built.world.now() >= self.end_ns && !self.has_duration {
             self.stop_reason = "max_duration reached".into();
         }
         if self.has_duration && self.stop_reason == "duration reached" {
-            self.world.advance_to(self.end_ns);
+            self.built.world.advance_to(self.end_ns);
         } else {
-            self.world.advance_to(self.world.now());
+            self.built.world.advance_to(self.built.world.now());
         }
         if self.opts.invariants != InvariantMode::Off {
             self.check_invariants()?;
@@ -248,8 +217,9 @@ impl<'a> Run<'a> {
     }
 
     fn check_invariants(&mut self) -> Result<(), SimError> {
-        let now = self.world.now();
+        let now = self.built.world.now();
         let checker = self
+            .built
             .invariants
             .as_mut()
             .expect("checker built when invariants are on");
@@ -259,11 +229,11 @@ impl<'a> Run<'a> {
             } else {
                 format!("guest {}: ", self.scn.guests[m - 1].name)
             };
-            c.check(&self.world.machines[m])
+            c.check(&self.built.world.machines[m])
                 .map_err(|e| SimError::Invariant(format!("at {now} ns: {which}{e}")))?;
         }
-        for (g, h, slot) in self.world.guest_memories() {
-            slot.check(&self.world.machines[h]).map_err(|e| {
+        for (g, h, slot) in self.built.world.guest_memories() {
+            slot.check(&self.built.world.machines[h]).map_err(|e| {
                 SimError::Invariant(format!(
                     "at {now} ns: guest {}: {e}",
                     self.scn.guests[g - 1].name
@@ -278,7 +248,7 @@ impl<'a> Run<'a> {
         let scenario_toml = crate::scenario::to_toml(self.scn);
         let choices = &self.scn.policy.choices;
         crate::observe::output::render(
-            &mut self.world,
+            &mut self.built.world,
             &Ended {
                 name: &self.scn.name,
                 scenario_toml: &scenario_toml,
@@ -288,13 +258,13 @@ impl<'a> Run<'a> {
                 events: self.events,
                 stop_reason: &self.stop_reason,
                 wall_ns: self.wall_ns,
-                sampler: self.sampler,
-                vm_rss: self.vm_rss,
-                kswapd: self.kswapd,
-                threads: &self.threads,
-                fs_threads: &self.fs_threads,
-                guests: &self.guests,
-                xen: self.xen.as_ref(),
+                sampler: self.built.sampler,
+                vm_rss: self.built.vm_rss,
+                kswapd: self.built.kswapd,
+                threads: &self.built.threads,
+                fs_threads: &self.built.fs_threads,
+                guests: &self.built.guests,
+                xen: self.built.xen.as_ref(),
                 variant: &|s| choices.get(s),
             },
         )

@@ -55,6 +55,7 @@ pub struct Built {
     pub guests: Vec<Guest>,
     pub vm_rss: Option<ActorId>,
     pub xen: Option<XenActors>,
+    /// One checker per machine (the host first, then the guests), when invariants are on.
     pub invariants: Option<Vec<Checker>>,
 }
 

@@ -295,12 +295,7 @@ impl Machine {
         }
         let f = self.frames.link_flags(pfn);
         if f & pg::SWAPCACHE != 0 && f & pg::WRITEBACK == 0 && (write || self.swap.is_half_full()) {
-            self.frames.clear(pfn, pg::SWAPCACHE);
-            self.frames.set(pfn, pg::DIRTY);
-            let vp = self.frames.owner(pfn);
-            self.swap.free(vp);
-            self.mem_cgroup_uncharge_swap(vp);
-            self.stat.nr_swapcached -= 1;
+            self.folio_free_swap(pfn);
         }
     }
 

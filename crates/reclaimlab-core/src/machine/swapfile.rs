@@ -6,7 +6,8 @@
 //! fresh run of `SWAPFILE_CLUSTER` free slots every `SWAPFILE_CLUSTER` allocations when one
 //! exists.
 
-use super::frames::NIL;
+use super::frames::{pg, NIL};
+use super::Machine;
 
 /// Slots handed out from one run before looking for a fresh free run.
 pub const SWAPFILE_CLUSTER: u32 = 256;
@@ -159,6 +160,19 @@ impl SwapSpace {
                 m.release(vp);
             }
         }
+    }
+}
+
+impl Machine {
+    /// `folio_free_swap`: the swap copy of a page in the swap cache is dropped (a write fault,
+    /// or a swap half full): the page keeps its data in memory only, so it is dirty again.
+    pub(crate) fn folio_free_swap(&mut self, pfn: u32) {
+        self.frames.clear(pfn, pg::SWAPCACHE);
+        self.frames.set(pfn, pg::DIRTY);
+        let vp = self.frames.owner(pfn);
+        self.swap.free(vp);
+        self.mem_cgroup_uncharge_swap(vp);
+        self.stat.nr_swapcached -= 1;
     }
 }
 

@@ -249,7 +249,7 @@ impl Machine {
                     let f = self.frames.link_flags(pfn);
                     if f & pg::SWAPCACHE != 0 && f & pg::WRITEBACK == 0 && self.swap.is_half_full()
                     {
-                        self.drop_swap_copy(pfn);
+                        self.folio_free_swap(pfn);
                     }
                     self.frames.set(pfn, pg::ACTIVE);
                     stat.activate[if anon { ANON } else { FILE }] += 1;
@@ -267,16 +267,6 @@ impl Machine {
             st.pgactivate += stat.activate[ANON] + stat.activate[FILE];
         }
         reclaimed
-    }
-
-    /// `folio_free_swap`: the page keeps its data in memory only, so it must be written again.
-    fn drop_swap_copy(&mut self, pfn: u32) {
-        self.frames.clear(pfn, pg::SWAPCACHE);
-        self.frames.set(pfn, pg::DIRTY);
-        let vp = self.frames.owner(pfn);
-        self.swap.free(vp);
-        self.mem_cgroup_uncharge_swap(vp);
-        self.stat.nr_swapcached -= 1;
     }
 
     /// The per-page decision procedure of `shrink_folio_list`.
