@@ -96,32 +96,7 @@ impl Machine {
         let file = is_file_lru(l);
         let scanned = self.isolate_lru_folios(n, l, sc);
         let taken = self.scratch.len() as u64;
-        if let Some(st) = self.memcg_scan_stat() {
-            if sc.kswapd {
-                st.pgscan_kswapd += scanned;
-            } else {
-                st.pgscan_direct += scanned;
-            }
-        }
-        // Limit reclaim counts only the memcg's, and the per-type lines.
-        if !sc.cgroup_reclaim() {
-            self.vm.add(
-                if sc.kswapd {
-                    VmEvent::PgscanKswapd
-                } else {
-                    VmEvent::PgscanDirect
-                },
-                scanned,
-            );
-        }
-        self.vm.add(
-            if file {
-                VmEvent::PgscanFile
-            } else {
-                VmEvent::PgscanAnon
-            },
-            scanned,
-        );
+        self.count_reclaim(false, file, scanned, sc);
         if taken == 0 {
             return 0;
         }
@@ -129,31 +104,7 @@ impl Machine {
         let list = std::mem::take(&mut self.scratch);
         let reclaimed = self.shrink_folio_list(&list, sc, &mut stat);
         self.scratch = list;
-        if let Some(st) = self.memcg_scan_stat() {
-            if sc.kswapd {
-                st.pgsteal_kswapd += reclaimed;
-            } else {
-                st.pgsteal_direct += reclaimed;
-            }
-        }
-        if !sc.cgroup_reclaim() {
-            self.vm.add(
-                if sc.kswapd {
-                    VmEvent::PgstealKswapd
-                } else {
-                    VmEvent::PgstealDirect
-                },
-                reclaimed,
-            );
-        }
-        self.vm.add(
-            if file {
-                VmEvent::PgstealFile
-            } else {
-                VmEvent::PgstealAnon
-            },
-            reclaimed,
-        );
+        self.count_reclaim(true, file, reclaimed, sc);
         self.lru_note_cost(file, stat.pageout);
         let nr = &mut sc.nr;
         nr.dirty += stat.dirty;

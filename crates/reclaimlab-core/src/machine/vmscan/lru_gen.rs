@@ -332,23 +332,7 @@ impl Machine {
         let reclaimed = self.shrink_folio_list(&list, sc, &mut stat);
         self.scratch = list;
         sc.nr_reclaimed += reclaimed;
-        if let Some(st) = self.memcg_scan_stat() {
-            if sc.kswapd {
-                st.pgsteal_kswapd += reclaimed;
-            } else {
-                st.pgsteal_direct += reclaimed;
-            }
-        }
-        if !sc.cgroup_reclaim() {
-            let item = if sc.kswapd {
-                VmEvent::PgstealKswapd
-            } else {
-                VmEvent::PgstealDirect
-            };
-            self.vm.add(item, reclaimed);
-        }
-        let by_type = [VmEvent::PgstealAnon, VmEvent::PgstealFile];
-        self.vm.add(by_type[type_], reclaimed);
+        self.count_reclaim(true, type_ == FILE, reclaimed, sc);
         if type_ == ANON {
             *need_swapping = true;
         }
@@ -473,24 +457,12 @@ impl Machine {
             }
         }
         if let Some(st) = self.memcg_scan_stat() {
-            if sc.kswapd {
-                st.pgscan_kswapd += sf.isolated;
-            } else {
-                st.pgscan_direct += sf.isolated;
-            }
             st.pgrefill += sf.sorted;
         }
         if !sc.cgroup_reclaim() {
-            let item = if sc.kswapd {
-                VmEvent::PgscanKswapd
-            } else {
-                VmEvent::PgscanDirect
-            };
-            self.vm.add(item, sf.isolated);
             self.vm.add(VmEvent::Pgrefill, sf.sorted);
         }
-        let by_type = [VmEvent::PgscanAnon, VmEvent::PgscanFile];
-        self.vm.add(by_type[type_], sf.isolated);
+        self.count_reclaim(false, type_ == FILE, sf.isolated, sc);
         sf.result()
     }
 

@@ -17,6 +17,7 @@ use crate::machine::lru::{ANON, FILE, LRU_ACTIVE_ANON, NR_LRU_LISTS};
 use crate::machine::memcontrol::mem_cgroup::MemcgStat;
 use crate::machine::memcontrol::{get_nr_swap_pages, get_scan_count_protected, MemcgEvent};
 use crate::machine::page_counter::{CounterId, ROOT_COUNTER};
+use crate::machine::vmstat::VmEvent;
 use crate::machine::{Machine, TaskCtx, MAX_NR_ZONES};
 
 impl Machine {
@@ -32,6 +33,38 @@ impl Machine {
     #[inline]
     pub(super) fn memcg_scan_stat(&mut self) -> Option<&mut MemcgStat> {
         self.memcg.as_mut().map(|mc| &mut mc.stat[mc.cur as usize])
+    }
+
+    /// Count `n` pages a reclaim pass scanned or reclaimed (`steal`) of one type, as 6.1's
+    /// `shrink_inactive_list` and `evict_folios` do: the reclaimer's line (`pgscan_kswapd`,
+    /// `pgsteal_direct`, ...: `reclaimer_offset`) in the memcg being scanned and, unless this
+    /// is limit reclaim, in the node's counters; the type's line (`pgscan_anon`, ...) always.
+    pub(super) fn count_reclaim(&mut self, steal: bool, file: bool, n: u64, sc: &ScanControl) {
+        let kswapd = sc.kswapd;
+        if let Some(st) = self.memcg_scan_stat() {
+            *match (steal, kswapd) {
+                (false, true) => &mut st.pgscan_kswapd,
+                (false, false) => &mut st.pgscan_direct,
+                (true, true) => &mut st.pgsteal_kswapd,
+                (true, false) => &mut st.pgsteal_direct,
+            } += n;
+        }
+        if !sc.cgroup_reclaim() {
+            let line = match (steal, kswapd) {
+                (false, true) => VmEvent::PgscanKswapd,
+                (false, false) => VmEvent::PgscanDirect,
+                (true, true) => VmEvent::PgstealKswapd,
+                (true, false) => VmEvent::PgstealDirect,
+            };
+            self.vm.add(line, n);
+        }
+        let by_type = match (steal, file) {
+            (false, false) => VmEvent::PgscanAnon,
+            (false, true) => VmEvent::PgscanFile,
+            (true, false) => VmEvent::PgstealAnon,
+            (true, true) => VmEvent::PgstealFile,
+        };
+        self.vm.add(by_type, n);
     }
 
     /// Pages on list `l` of the node, every memcg's lruvec.
