@@ -528,7 +528,8 @@ mod tests {
     }
 
     /// Fault `n` anon pages in a new region, their accessed bits cleared; returns the vpages.
-    fn fault(m: &mut Machine, task: usize, n: u32) -> std::ops::Range<u32> {
+    /// (Also the debugfs writer's tests'.)
+    pub(super) fn fault(m: &mut Machine, task: usize, n: u32) -> std::ops::Range<u32> {
         let r = m.add_region(task, n as u64, true).unwrap();
         let base = m.regions[r].base;
         let mut t = TaskCtx::default();

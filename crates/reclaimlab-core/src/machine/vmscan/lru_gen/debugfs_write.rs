@@ -122,9 +122,10 @@ impl Machine {
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::fault;
     use super::*;
     use crate::machine::pte::PTE_YOUNG;
-    use crate::machine::{Access, TaskCtx};
+    use crate::machine::TaskCtx;
 
     /// A 64 MiB machine under the multi-generational LRU with swap, `caps` its
     /// `lru_gen_enabled`, and `cgroups` extra memcgs.
@@ -145,18 +146,6 @@ mod tests {
         }
         assert!(m.lru_gen.is_some());
         m
-    }
-
-    /// Fault `n` anon pages, their accessed bits cleared.
-    fn fault(m: &mut Machine, task: usize, n: u32) -> std::ops::Range<u32> {
-        let r = m.add_region(task, n as u64, true).unwrap();
-        let base = m.regions[r].base;
-        let mut t = TaskCtx::default();
-        for vp in base..base + n {
-            assert!(matches!(m.anon_access(vp, true, &mut t), Access::Done));
-            m.pte[vp as usize] &= !PTE_YOUNG;
-        }
-        base..base + n
     }
 
     /// Resident and mapped, not in the swap cache.
