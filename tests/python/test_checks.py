@@ -162,6 +162,32 @@ def test_the_reproduction_page_shows_a_sweep_table_and_its_plot(tmp_path):
     assert "<b>v</b>" not in html and "&lt;b&gt;v&lt;/b&gt;" in html
 
 
+def test_a_run_two_situations_share_is_drawn_once(tmp_path):
+    import reclaimlab
+    from reclaimlab.report import reproduction_page
+
+    reclaimlab.run(tiny_dict("shared"), seed=1, out=tmp_path / "runs" / "a")
+    reclaimlab.run(tiny_dict("other"), seed=2, out=tmp_path / "runs" / "b")
+
+    def sit(key, runs):
+        return {"key": key, "title": key.upper(), "story": "", "checks": [], "thread": {},
+                "ours": {}, "tables": [], "sensitivity": [],
+                "runs": [{"label": label, "path": path} for label, path in runs]}
+
+    manifest = {"title": "T", "seed": 1, "situations": [
+        sit("fresh", [("D4", "runs/a")]),
+        sit("gap", [("40s", "runs/../runs/a"), ("10s", "runs/b")])]}
+    page = reproduction_page([(tmp_path, manifest)])
+    html = "\n".join(page.blocks)
+    course = [name for name, _ in page.charts if name.split("-", 1)[1].startswith(("fresh-d4", "gap-"))
+              and "thread" not in name]
+    # The shared run's course under "fresh" only; the other gap run's is drawn.
+    assert any(n.split("-", 1)[1].startswith("fresh-d4") for n in course)
+    assert any(n.split("-", 1)[1].startswith("gap-10s") for n in course)
+    assert not any(n.split("-", 1)[1].startswith("gap-40s") for n in course)
+    assert "gap 40s: the same run as fresh D4" in html
+
+
 def test_ensure_many_runs_scenarios_of_any_structure_into_the_store(tmp_path):
     # Two scenarios that differ in structure (one has a second workload), two seeds, and a
     # duplicate: three runs made at once, which api.ensure_result then finds (same keys) and

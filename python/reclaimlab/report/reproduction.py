@@ -33,6 +33,9 @@ def reproduction_page(manifests: Sequence[tuple[Path, Mapping[str, Any]]],
     failed = sum(not c["passed"] for _, m in manifests for s in m["situations"] for c in s["checks"])
     page.p(f"{len(manifests)} experiments, {total} checks: "
            + ("all pass." if not failed else f"{failed} FAIL."), "note")
+    # A run two situations share (free-page-hinting's fresh D4 run is also its 40 s gap point)
+    # is drawn once: its second appearance points to the first.
+    drawn: dict[Path, str] = {}
     for root, m in manifests:
         page.h(2, m["title"])
         page.p(f"Seed {m['seed']}; runs in {root}.", "note")
@@ -77,8 +80,14 @@ def reproduction_page(manifests: Sequence[tuple[Path, Mapping[str, Any]]],
                 page.h(4, t["title"])
                 page.table(t["headers"], t["rows"])
             for r in sit["runs"]:
+                run_dir, name = (root / r["path"]).resolve(), f"{sit['key']} {r['label']}"
+                if run_dir in drawn:
+                    page.p(f"{name}: the same run as {drawn[run_dir]}, whose course is drawn "
+                           "above.", "note")
+                    continue
+                drawn[run_dir] = name
                 page.row_start()
-                for slug, chart in run_charts(root / r["path"], f"{sit['key']} {r['label']}"):
+                for slug, chart in run_charts(run_dir, name):
                     page.chart(slug, chart)
                 page.row_end()
     return page
