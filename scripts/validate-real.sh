@@ -10,8 +10,9 @@
 # guest profile is derived again from its calibration boots (scripts/validate-calibrate.py);
 # a partial one (some scenarios given on the command line, or a boot aborted) stays beside the
 # reference and never replaces it. Last, the tables of docs/VALIDATION.md. Takes minutes per
-# scenario under TCG; keep the host otherwise idle (the guest's pace is part of what is
-# measured). Then the free page reporting runs (validation/balloon-d4.toml and -d1: about
+# scenario under TCG; the host must be otherwise idle (the guest's pace is part of what is
+# measured): it refuses to begin while other processes take more than a tenth of a core
+# (FORCE=1 to sit anyway), and each boot records the CPU they took (`others_cpu_s`). Then the free page reporting runs (validation/balloon-d4.toml and -d1: about
 # 2 minutes a boot) and their table (full sittings only), a separate comparison.
 # The guest runs under TCG, as every kept sitting did, even where KVM works: the costs and
 # the pace are TCG's (ACCEL=kvm for a sitting of its own under KVM, and a profile of its own).
@@ -44,6 +45,10 @@ esac
 bash scripts/validate-setup.sh
 [ -x .venv/bin/reclaimlab ] || bash scripts/setup.sh
 RESUME="${RESUME:-0}"
+# The guest's pace is measured: begin (or go on) only on a quiet host, unless FORCE=1.
+if [ "${FORCE:-0}" != 1 ]; then
+    .venv/bin/python scripts/validate-sitting.py "$SITTING" --idle-check
+fi
 if [ $# -gt 0 ]; then
     scenarios=("$@")
 else

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from . import guest, kernel, sittings
+from . import guest, hostload, kernel, sittings
 from .errors import ValidateError
 from .spec import GuestSpec
 
@@ -109,23 +109,28 @@ def boot_and_keep(
     sitting = spec.real_dir.parent if spec.role is not None else None
     for r in range(1, reps + 1):
         _log(f"{spec.name}: boot {r}/{reps} ({'KVM' if kvm else 'TCG'})")
-        started = _now()
+        started, cpu0 = _now(), hostload.snapshot()
         try:
             rep = guest.boot(spec, k, cache / "work" / spec.name, busybox, workload, r, kvm,
                              timeout_s)
         except ValidateError as e:
             # Kept with why, never dropped silently: the sitting is then incomplete.
-            aborted.append({"rep": r, "started": started, "ended": _now(), "why": str(e)})
+            aborted.append({"rep": r, "started": started, "ended": _now(), "why": str(e),
+                            "others_cpu_s": _others(cpu0)})
             if sitting is not None:
                 sittings.record_boot(sitting, spec.name, aborted[-1] | {"status": "aborted"})
             _log(f"{spec.name}: boot {r}/{reps} aborted: {e}")
             continue
-        rep["started"] = started
+        # What the rest of the host took meanwhile: the guest's pace is measured.
+        others = _others(cpu0)
+        rep["started"], rep["others_cpu_s"] = started, others
         records.append(rep)
         if sitting is not None:
             sittings.record_boot(sitting, spec.name, {"rep": r, "started": started,
-                                                      "ended": _now(), "status": "kept"})
-        _log(f"{spec.name}: boot {r}/{reps} done, workload {rep['wall_time_s']:.1f} s")
+                                                      "ended": _now(), "status": "kept",
+                                                      "others_cpu_s": others})
+        _log(f"{spec.name}: boot {r}/{reps} done, workload {rep['wall_time_s']:.1f} s, "
+             f"other processes {others:.1f} s of CPU")
     if not records:
         raise ValidateError(f"{spec.name}: every boot aborted (the first: {aborted[0]['why']})")
     first = records[0]
@@ -159,6 +164,11 @@ def boot_and_keep(
     _write(jpath, json.dumps(data, indent=1, sort_keys=False) + "\n")
     data["zoneinfo_path"] = str(zpath)
     return data
+
+
+def _others(before: hostload.CpuSnapshot) -> float:
+    """CPU seconds other processes used since ``before`` (one decimal)."""
+    return round(hostload.others_cpu_s(before, hostload.snapshot()), 1)
 
 
 def _now() -> str:
