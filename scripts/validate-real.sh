@@ -12,8 +12,9 @@
 # reference and never replaces it. Last, the tables of docs/VALIDATION.md. Takes minutes per
 # scenario under TCG; the host must be otherwise idle (the guest's pace is part of what is
 # measured): it refuses to begin while other processes take more than a tenth of a core
-# (FORCE=1 to sit anyway), and each boot records the CPU they took (`others_cpu_s`). Then the free page reporting runs (validation/balloon-d4.toml and -d1: about
-# 2 minutes a boot) and their table (full sittings only), a separate comparison.
+# (FORCE=1 to sit anyway), and each boot records the CPU they took (`others_cpu_s`). Then
+# the free page reporting runs (validation/balloon-d4.toml and -d1: about 2 minutes a boot)
+# and their table (full sittings only), a separate comparison.
 # The guest runs under TCG, as every kept sitting did, even where KVM works: the costs and
 # the pace are TCG's (ACCEL=kvm for a sitting of its own under KVM, and a profile of its own).
 # An interrupted sitting (the host needed, the session over) goes on with RESUME=1 and the
@@ -22,7 +23,8 @@
 # The order puts what the scores need first: every scenario's boots, the calibration
 # scenarios' task traces (the profile is derived from them), the sitting's record, profile
 # and tables; then the prediction scenarios' task traces (diagnosis, in no score) and the
-# free page reporting runs.
+# free page reporting runs; DIAGNOSIS=0 stops after the tables (about 35 minutes sooner),
+# and a later RESUME=1 of the same sitting makes what was left.
 #   bash scripts/validate-real.sh            # a sitting: every scenario, 5 boots each
 #   RESUME=1 SITTING=validation/sittings/2026-11-29-b bash scripts/validate-real.sh
 #   REPS=7 bash scripts/validate-real.sh validation/predict/mix.toml   # a partial re-sitting
@@ -99,6 +101,11 @@ if .venv/bin/python scripts/validate-sitting.py "$SITTING" --reps "$REPS" && [ "
     .venv/bin/python scripts/validate-calibrate.py
 fi
 .venv/bin/reclaimlab validate --all --lru "$LRU" --reps "$REPS" --format markdown --write-doc docs/VALIDATION.md >/dev/null
+if [ "${DIAGNOSIS:-1}" = 0 ]; then
+    echo "validate-real: DIAGNOSIS=0: the prediction scenarios' task traces and the free page" \
+        "reporting runs are left (RESUME=1 SITTING=$SITTING makes them)" >&2
+    exit 0
+fi
 trace_tasks "${prediction[@]}"
 if [ $# -eq 0 ] && [ "$LRU" = classic ]; then
     .venv/bin/reclaimlab validate --balloon --boot --accel "$ACCEL" --real-only --reps "$REPS" >/dev/null
