@@ -187,6 +187,8 @@ def rep_from_transcript(text: str, source: str) -> dict[str, Any]:
     ) | (
         {"samples": work["samples"]} if work["samples"] else {}
     ) | (
+        {"phases": _phases(t.sections["phases"])} if "phases" in t.sections else {}
+    ) | (
         {"slabinfo_before": fscount.parse_slabinfo(t.sections["slabinfo before"]),
          "slabinfo_after": fscount.parse_slabinfo(t.sections["slabinfo after"])}
         if "slabinfo before" in t.sections and "slabinfo after" in t.sections
@@ -200,6 +202,19 @@ def rep_from_transcript(text: str, source: str) -> dict[str, Any]:
         if "sched" in t.sections
         else {}
     )
+
+
+def _phases(text: str) -> dict[str, float]:
+    """The boot's phases (`name uptime` lines, initramfs's `phase`): seconds since the kernel
+    started at each, in the order the script reached them."""
+    out = {}
+    for line in text.splitlines():
+        name, _, value = line.partition(" ")
+        try:
+            out[name] = float(value)
+        except ValueError:
+            continue
+    return out
 
 
 def _settings(text: str) -> dict[str, str]:
@@ -262,8 +277,24 @@ def qemu_command(
         "-drive", f"file={swap},if=virtio,format=raw,cache=writeback",
         "-drive", f"file={data},if=virtio,format=raw,cache=writeback",
         "-display", "none", "-monitor", "none", "-serial", f"file:{console}",
+        # The harness's output channel (a virtio-serial port: initramfs's init), beside the
+        # serial console that keeps the kernel's messages.
+        "-device", "virtio-serial-pci", "-chardev", f"file,id=out,path={output_of(console)}",
+        "-device", "virtserialport,chardev=out,name=reclaimlab",
         "-nic", "none", "-no-reboot",
     ]
+
+
+def output_of(console: Path) -> Path:
+    """Where the guest's virtio-serial port is written, beside the serial console's file."""
+    return console.with_name("output.log")
+
+
+def read_transcript(console: Path) -> str:
+    """What the guest printed: its virtio-serial port's output, then the serial console's
+    (kernel messages, and everything when the port did not come up)."""
+    parts = [p.read_text(errors="replace") for p in (output_of(console), console) if p.is_file()]
+    return "\n".join(parts)
 
 
 _PROBE = "@@reclaimlab:probe@@"
@@ -284,8 +315,24 @@ def kvm_works(k: kernel.Kernel, busybox: Path, work: Path, timeout_s: float = 45
         "-kernel", str(k.vmlinuz), "-initrd", str(initrd),
         "-append", "console=ttyS0 quiet loglevel=1 panic=-1 rdinit=/init",
         "-display", "none", "-monitor", "none", "-serial", f"file:{console}",
+        # The harness's output channel (a virtio-serial port: initramfs's init), beside the
+        # serial console that keeps the kernel's messages.
+        "-device", "virtio-serial-pci", "-chardev", f"file,id=out,path={output_of(console)}",
+        "-device", "virtserialport,chardev=out,name=reclaimlab",
         "-nic", "none", "-no-reboot",
     ]
+
+
+def output_of(console: Path) -> Path:
+    """Where the guest's virtio-serial port is written, beside the serial console's file."""
+    return console.with_name("output.log")
+
+
+def read_transcript(console: Path) -> str:
+    """What the guest printed: its virtio-serial port's output, then the serial console's
+    (kernel messages, and everything when the port did not come up)."""
+    parts = [p.read_text(errors="replace") for p in (output_of(console), console) if p.is_file()]
+    return "\n".join(parts)
     try:
         r = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s)
     except subprocess.TimeoutExpired:
@@ -307,6 +354,7 @@ def boot(
     )
     console = work / "console.log"
     console.unlink(missing_ok=True)
+    output_of(console).unlink(missing_ok=True)
     argv = qemu_command(spec, k, initrd, swap, data, console, kvm)
     t0 = time.monotonic()
     try:
@@ -324,7 +372,7 @@ def boot(
         raise ValidateError(
             f"{spec.name}: QEMU failed: {last[-1] if last else f'exit code {r.returncode}'}", 1
         )
-    text = console.read_text(errors="replace") if console.is_file() else ""
+    text = read_transcript(console)
     rep = rep_from_transcript(text, str(console))
     rep["boot_s"] = round(time.monotonic() - t0, 3)
     # The images are scratch: up to the scenario's swap + data size each boot.

@@ -18,7 +18,9 @@ from .spec import CGROUP_ROOT, DATA_MOUNT, GuestSpec
 # The modules the guest loads: the virtio PCI transport, its block driver, and ext4 with the
 # crc32c implementation its checksums ask the crypto API for (a soft dependency, which
 # modinfo's `depends=` does not list).
-ROOT_MODULES = ("virtio_pci", "virtio_blk", "crc32c_generic", "ext4")
+# virtio_console: the harness's own output goes over a virtio-serial port, not the serial
+# port, whose emulated UART under TCG took 25-40 s of a storm's boot for its 9 MB of trace.
+ROOT_MODULES = ("virtio_pci", "virtio_blk", "crc32c_generic", "ext4", "virtio_console")
 # An XFS data disk ([fs] type = "xfs") needs xfs too (its own crc32c comes through libcrc32c).
 FS_MODULES = {"xfs": ("xfs",), "ext4": ()}
 
@@ -150,6 +152,10 @@ mount -t devtmpfs devtmpfs /dev 2>/dev/null
 
 fail() {{ echo "{MARK}:error $*@@"; sync; poweroff -f; }}
 section() {{ echo "{MARK}:begin $1@@"; cat "$2"; echo "{MARK}:end $1@@"; }}
+# Where a boot's time goes (seconds since the kernel started, printed at the end): the
+# workload is a third to a half of a boot, and a sitting is a hundred boots.
+phase() {{ echo "$1 $(cut -d' ' -f1 /proc/uptime)" >> /tmp/phases; }}
+phase init
 snapshot() {{
     section "vmstat $1" /proc/vmstat
     section "meminfo $1" /proc/meminfo
@@ -167,6 +173,18 @@ while [ ! -b /dev/vda ] || [ ! -b /dev/vdb ]; do
     sleep 0.1
 done
 
+phase disks
+# From here the script's output (and the workload program's) goes over a virtio-serial port
+# when it came up (whole buffers a write; a console, hvc0, takes 16 bytes a write); kernel
+# messages stay on the serial console. The parser reads both.
+port=
+n=0
+while [ -z "$port" ] && [ $n -lt 20 ]; do
+    for p in /dev/vport*p*; do [ -c "$p" ] && port=$p; done
+    [ -n "$port" ] || {{ n=$((n + 1)); sleep 0.1; }}
+done
+[ -n "$port" ] && exec >"$port" 2>&1
+phase output
 {lru_gen_lines}echo {thp} > /sys/kernel/mm/transparent_hugepage/enabled || fail 'could not set THP'
 {sysctl_lines}
 {cgroup_setup}
@@ -174,11 +192,14 @@ mkswap /dev/vda >/dev/null || fail 'mkswap /dev/vda'
 swapon /dev/vda || fail 'swapon /dev/vda'
 mount -t {fstype} -o noatime /dev/vdb {DATA_MOUNT} || fail 'mount /dev/vdb ({fstype})'
 
+phase mounted
 /reclaimlab-workload prepare /workload.spec || fail 'workload prepare'
+phase prepared
 sync
 echo 3 > /proc/sys/vm/drop_caches
 # Let the writeback and the freeing of the preparation settle before the first snapshot.
 sleep 2
+phase settled
 
 # The trace buffer (16 MiB per CPU, 8192 pages with 2 vCPUs) is taken before the first
 # snapshot: taken after it, it came out of the workload's page cache unseen by the simulator
@@ -235,16 +256,22 @@ if [ $TRACING = 1 ]; then
     echo 1 > $T/events/block/block_rq_insert/enable
     echo 1 > $T/tracing_on
 fi
+phase workload
 echo "{MARK}:begin workload@@"
 /reclaimlab-workload run /workload.spec {seed} || fail 'workload run'
 echo "{MARK}:end workload@@"
+phase workload_end
 if [ -e $T/tracing_on ]; then
     echo 0 > $T/tracing_on
     section sched $T/trace
+    phase traced
 fi
 snapshot after
-echo "{MARK}:done@@"
+phase after
 sync
+phase synced
+section phases /tmp/phases
+echo "{MARK}:done@@"
 poweroff -f
 """
 
