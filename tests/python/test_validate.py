@@ -314,6 +314,34 @@ def test_parser_reads_a_captured_transcript():
     assert [z["zone"] for z in compare.zone_layout(rep["zoneinfo_before"])] == ["DMA", "DMA32"]
 
 
+def test_the_transcript_is_the_port_and_the_serial_console(tmp_path, monkeypatch):
+    """The harness prints over a virtio-serial port (output.log) and the kernel over the
+    serial console (console.log); a boot from before the port has only the console."""
+    text = TRANSCRIPT.read_text()
+    console = tmp_path / "console.log"
+    console.write_text("[   41.1] Out of memory: Killed process 99 (noise)\n")
+    guest.output_of(console).write_text(text)
+    both = guest.read_transcript(console)
+    assert both.startswith(text) and "Killed process 99" in both
+    rep = guest.rep_from_transcript(both, "t")
+    assert rep["vmstat_delta"]["swap_ra"] == 136598
+    # Before the port: everything on the console.
+    guest.output_of(console).unlink()
+    console.write_text(text)
+    assert guest.rep_from_transcript(guest.read_transcript(console), "t") == rep
+    # The QEMU command line gives the guest the port and writes it beside the console.
+    monkeypatch.setattr(kernel, "qemu_binary", lambda: "qemu-system-x86_64")
+    argv = guest.qemu_command(spec.load(REF / "mix.toml"), kernel.Kernel(
+        vmlinuz=Path("/k"), modules=Path("/m"), package="p", version="v", release="r"),
+        Path("/i"), Path("/s"), Path("/d"), console, False)
+    assert f"file,id=out,path={tmp_path / 'output.log'}" in argv
+    assert "virtserialport,chardev=out,name=reclaimlab" in argv
+    # And its init sends its output there once the port is up, with the phases at the end.
+    init = initramfs.init_script(spec.load(REF / "mix.toml"), ["virtio_console.ko"], 1)
+    assert 'exec >"$port" 2>&1' in init and "section phases /tmp/phases" in init
+    assert "virtio_console" in initramfs.ROOT_MODULES
+
+
 def test_the_delta_ends_where_the_workload_program_read_the_counters():
     """A workload program that prints the counters as its last workload ends (`vmstat NAME
     VALUE` lines) sets where the delta ends: the harness's own commands after it (which fault
