@@ -3,10 +3,17 @@
 //! filesystem's own cached objects (XFS: inodes tagged reclaimable). A scan splits its batch
 //! in proportion to the three, prunes dentries (which unpins inodes), then inodes (which
 //! hands them to XFS), then calls XFS reclaim.
+//!
+//! The shrinker is memcg-aware (`SHRINKER_MEMCG_AWARE`, as every superblock's in 6.1): a call
+//! for memcg `sc.memcg` counts and prunes only that memcg's dentry and inode lists (the root's
+//! call: the objects charged to no memcg). XFS's part is not per memcg in 6.1:
+//! `xfs_fs_nr_cached_objects` counts, and `xfs_fs_free_cached_objects` reclaims, the whole
+//! filesystem's reclaimable inodes in every memcg's call.
 
 use super::dcache::DentryIsolate;
 use super::inode::InodeIsolate;
 use super::{Filesystem, FsType, NONE};
+use crate::machine::page_counter::CounterId;
 use crate::machine::shrinker::{ShrinkControl, ShrinkerOps, SHRINK_EMPTY, SHRINK_STOP};
 use crate::machine::vmstat::VmEvent;
 use crate::machine::Machine;
@@ -20,6 +27,22 @@ impl ShrinkerOps for SuperShrinker {
         "super_cache_scan+0x0/0x1a0"
     }
 
+    fn memcg_aware(&self) -> bool {
+        true
+    }
+
+    fn memcg_bit(&self, m: &Machine, memcg: CounterId) -> bool {
+        m.fs.as_ref()
+            .is_some_and(|fs| fs.dcache.lru.bit(memcg) || fs.icache.lru.bit(memcg))
+    }
+
+    fn clear_memcg_bit(&mut self, m: &mut Machine, memcg: CounterId) {
+        if let Some(fs) = m.fs.as_mut() {
+            fs.dcache.lru.clear_bit(memcg);
+            fs.icache.lru.clear_bit(memcg);
+        }
+    }
+
     fn count_objects(&mut self, m: &mut Machine, sc: &mut ShrinkControl) -> u64 {
         let Some(fs) = m.fs.as_ref() else {
             return 0;
@@ -28,7 +51,8 @@ impl ShrinkerOps for SuperShrinker {
         if !sc.may_enter_fs() {
             sc.will_defer = true;
         }
-        let total = fs.xfs.nr_reclaimable + fs.dcache.nr_lru + fs.icache.nr_lru;
+        let total =
+            fs.xfs.nr_reclaimable + fs.dcache.lru.count(sc.memcg) + fs.icache.lru.count(sc.memcg);
         if total == 0 {
             return SHRINK_EMPTY;
         }
@@ -45,16 +69,16 @@ impl ShrinkerOps for SuperShrinker {
         };
         let clock = sc.clock + m.shrink_cost_ns;
         fs.xfs_buf_ioend(clock);
-        let d = fs.dcache.nr_lru;
-        let i = fs.icache.nr_lru;
+        let d = fs.dcache.lru.count(sc.memcg);
+        let i = fs.icache.lru.count(sc.memcg);
         let f = fs.xfs.nr_reclaimable;
         let total = d + i + f + 1;
         let nr = sc.nr_to_scan;
         let dentries = nr * d / total;
         let inodes = nr * i / total;
         let objects = nr * f / total;
-        let mut freed = m.prune_dcache_sb(&mut fs, dentries + 1);
-        freed += m.prune_icache_sb(&mut fs, inodes + 1, sc.kswapd);
+        let mut freed = m.prune_dcache_sb(&mut fs, dentries + 1, sc.memcg);
+        freed += m.prune_icache_sb(&mut fs, inodes + 1, sc.kswapd, sc.memcg);
         if f > 0 {
             let clock = sc.clock + m.shrink_cost_ns;
             let w = m.xfs_reclaim_inodes_nr(&mut fs, objects + 1, sc.kswapd, clock);
@@ -67,13 +91,13 @@ impl ShrinkerOps for SuperShrinker {
 }
 
 impl Machine {
-    /// `prune_dcache_sb`: walk `nr` dentries of the LRU; a freed dentry drops its inode's
-    /// reference. Returns dentries freed.
-    pub fn prune_dcache_sb(&mut self, fs: &mut Filesystem, nr: u64) -> u64 {
+    /// `prune_dcache_sb`: walk `nr` dentries of memcg `memcg`'s LRU; a freed dentry drops its
+    /// inode's reference and its memcg charge. Returns dentries freed.
+    pub fn prune_dcache_sb(&mut self, fs: &mut Filesystem, nr: u64, memcg: CounterId) -> u64 {
         let mut freed = 0;
         for _ in 0..nr {
             self.shrink_cost_ns += fs.cfg.dentry_scan_ns;
-            match fs.dcache.isolate_one() {
+            match fs.dcache.isolate_one(memcg) {
                 DentryIsolate::Empty => break,
                 DentryIsolate::Removed | DentryIsolate::Rotated => {}
                 DentryIsolate::Freed { inode, file } => {
@@ -81,7 +105,8 @@ impl Machine {
                         fs.files[file as usize].dentry = NONE;
                     }
                     fs.icache.iput(inode);
-                    self.kmem_cache_free(fs.dentry_cache, 1);
+                    // On memcg's list: charged to it.
+                    self.kmem_cache_free_memcg(fs.dentry_cache, memcg, 1);
                     self.shrink_cost_ns += fs.cfg.free_object_ns;
                     fs.stats.dentries_pruned += 1;
                     freed += 1;
@@ -91,16 +116,22 @@ impl Machine {
         freed
     }
 
-    /// `prune_icache_sb`: walk `nr` inodes of the LRU; drop the page cache of those that have
-    /// some (`kswapd_inodesteal` / `pginodesteal`, counted as reclaimed slab), evict the rest
-    /// to XFS reclaim. Returns inodes evicted.
-    pub fn prune_icache_sb(&mut self, fs: &mut Filesystem, nr: u64, kswapd: bool) -> u64 {
+    /// `prune_icache_sb`: walk `nr` inodes of memcg `memcg`'s LRU; drop the page cache of
+    /// those that have some (`kswapd_inodesteal` / `pginodesteal`, counted as reclaimed slab),
+    /// evict the rest to XFS reclaim. Returns inodes evicted.
+    pub fn prune_icache_sb(
+        &mut self,
+        fs: &mut Filesystem,
+        nr: u64,
+        kswapd: bool,
+        memcg: CounterId,
+    ) -> u64 {
         let mut freed = 0;
         for _ in 0..nr {
             self.shrink_cost_ns += fs.cfg.inode_scan_ns;
             let files = &fs.files;
             let pte = &self.pte;
-            let outcome = fs.icache.isolate_one(|i| {
+            let outcome = fs.icache.isolate_one(memcg, |i| {
                 let f = files[i.file as usize];
                 if f.data == NONE {
                     return 0;
@@ -113,12 +144,16 @@ impl Machine {
                 InodeIsolate::Empty => break,
                 InodeIsolate::Removed | InodeIsolate::Rotated => {}
                 InodeIsolate::Invalidated(_) => {
-                    let ino = *fs.icache.lru.front().expect("the inode is at the head");
+                    let ino = fs
+                        .icache
+                        .lru
+                        .front(memcg)
+                        .expect("the inode is at the head");
                     let f = fs.files[fs.icache.i[ino as usize].file as usize];
                     let reap = self.invalidate_mapping_pages(f.data, f.npages);
                     if reap == 0 {
                         // Pages it cannot drop (dirty, under writeback): not shrinkable now.
-                        fs.icache.remove_head();
+                        fs.icache.remove_head(memcg);
                         continue;
                     }
                     let ev = if kswapd {
@@ -157,6 +192,9 @@ impl Machine {
             }
         };
         let dentry_cache = self.kmem_cache_create("dentry", cfg.dentry_size, true, frag);
+        // SLAB_ACCOUNT in 6.1: the dentry cache and both filesystems' inode caches.
+        self.slab.caches[dentry_cache].account = true;
+        self.slab.caches[inode_cache].account = true;
         let meta = self.fs_meta_caches(&cfg);
         let params = ShrinkerParams {
             batch: cfg.shrinker_batch,
