@@ -179,6 +179,9 @@ pub struct FileEnt {
 /// No inode / dentry.
 pub const NONE: u32 = u32::MAX;
 
+#[cfg(test)]
+mod memcg_tests;
+
 /// The filesystem model on a small machine: creates charge slab pages, the superblock
 /// shrinker prunes dentries then inodes then XFS-reclaimable inodes, NOFS callers are stopped,
 /// and the reclaim walks differ as X0-X3 say.
@@ -430,7 +433,7 @@ mod tests {
     }
 
     /// Checkpoint and write back everything, as xfsaild would over time.
-    fn writeback_all(fs: &mut super::Filesystem) {
+    pub(super) fn writeback_all(fs: &mut super::Filesystem) {
         fs.xlog_cil_push();
         let mut t = 0;
         while !fs.xfs.ail.is_empty() || fs.xfs.io.next_done().is_some() {
