@@ -19,10 +19,13 @@
 //! hands it back to [`Machine::kmem_cache_free_memcg`].
 
 use super::gfp::{Gfp, __GFP_RECLAIMABLE};
-use super::memcontrol::kmem::OBJCG_POINTER_BYTES;
 use super::memory::{Access, TaskCtx};
 use super::page_counter::{CounterId, ROOT_COUNTER};
 use super::{Machine, PAGE_SIZE};
+
+/// `sizeof(struct obj_cgroup *)`: what a charged object costs beyond its slot (the slab's
+/// `objcgs` vector entry), part of `obj_full_size`.
+pub const OBJCG_POINTER_BYTES: u64 = 8;
 
 /// One `kmem_cache`.
 #[derive(Debug, Clone)]

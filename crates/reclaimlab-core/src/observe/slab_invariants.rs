@@ -50,20 +50,20 @@ pub fn check(node: &Machine) -> Result<(), String> {
         return Ok(());
     };
     let d_lru = fs.dcache.d.iter().filter(|d| d.alive && d.on_lru).count() as u64;
-    if d_lru != fs.dcache.nr_lru || fs.dcache.lru.len() as u64 != d_lru {
+    let queued = fs.dcache.lru.iter().count() as u64;
+    if d_lru != fs.dcache.nr_lru || queued != d_lru || fs.dcache.lru.len() != queued {
         return Err(format!(
             "dentry LRU: {} counted, {} queued, {d_lru} flagged",
-            fs.dcache.nr_lru,
-            fs.dcache.lru.len()
+            fs.dcache.nr_lru, queued
         ));
     }
     let live = |i: &&crate::machine::fs::inode::Inode| i.vfs != VfsState::Free;
     let i_lru = fs.icache.i.iter().filter(live).filter(|i| i.on_lru).count() as u64;
-    if i_lru != fs.icache.nr_lru || fs.icache.lru.len() as u64 != i_lru {
+    let queued = fs.icache.lru.iter().count() as u64;
+    if i_lru != fs.icache.nr_lru || queued != i_lru || fs.icache.lru.len() != queued {
         return Err(format!(
             "inode LRU: {} counted, {} queued, {i_lru} flagged",
-            fs.icache.nr_lru,
-            fs.icache.lru.len()
+            fs.icache.nr_lru, queued
         ));
     }
     for (memcg, id) in fs.dcache.lru.iter() {

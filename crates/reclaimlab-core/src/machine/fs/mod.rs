@@ -179,9 +179,6 @@ pub struct FileEnt {
 /// No inode / dentry.
 pub const NONE: u32 = u32::MAX;
 
-#[cfg(test)]
-mod memcg_tests;
-
 /// The filesystem model on a small machine: creates charge slab pages, the superblock
 /// shrinker prunes dentries then inodes then XFS-reclaimable inodes, NOFS callers are stopped,
 /// and the reclaim walks differ as X0-X3 say.

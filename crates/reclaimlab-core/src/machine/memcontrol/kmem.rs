@@ -26,15 +26,10 @@
 //! uncharged here (6.1 charges a buffer head to its page's memcg through the active memcg:
 //! not modelled, the block device's pages are no memcg's).
 
-use super::charge::ChargeFail;
 use crate::machine::gfp::{Gfp, __GFP_NOFAIL};
 use crate::machine::page_counter::{CounterId, ROOT_COUNTER};
 use crate::machine::slab::CacheId;
 use crate::machine::{Access, Machine, TaskCtx, PAGE_SIZE};
-
-/// `sizeof(struct obj_cgroup *)`: what a charged object costs beyond its slot (the slab's
-/// `objcgs` vector entry), part of `obj_full_size`.
-pub const OBJCG_POINTER_BYTES: u64 = 8;
 
 /// One memcg's kernel-memory state (its own, not its subtree's).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -112,7 +107,7 @@ impl Machine {
                     let mc = self.memcg.as_mut().expect("cgroups");
                     mc.memory.charge(id, pages);
                 }
-                Err(f) => return Err(ChargeFail::access(f)),
+                Err(f) => return Err(f.access()),
             }
             let mc = self.memcg.as_mut().expect("cgroups");
             mc.kmem[id as usize].charged(pages, size);
