@@ -155,6 +155,76 @@ impl Machine {
 #[cfg(test)]
 mod tests {
     use super::KmemStat;
+    use crate::machine::gfp::{__GFP_NOFAIL, GFP_KERNEL, GFP_NOFS};
+    use crate::machine::page_counter::{CounterId, ROOT_COUNTER};
+    use crate::machine::{Access, Machine, TaskCtx, JIFFY_NS};
+
+    const A: CounterId = 1;
+
+    /// A machine with memcg a (task 1 in it) at `memory.max` = 0 and an accounted
+    /// 1024-byte cache (1032 bytes a charged object); the cache's id.
+    fn machine() -> (Machine, usize) {
+        let text = "name = \"t\"\n[host]\nram = \"64MiB\"\n[[cgroup]]\nname = \"a\"\n\
+                    [[workload]]\nname = \"w\"\nanon = { size = \"1MiB\" }\n";
+        let scn = crate::scenario::parse_str(text, "t.toml").unwrap();
+        let mut m = crate::run::host_machine(&scn, 1, false).unwrap();
+        m.setup_memcg(&scn.cgroups).unwrap();
+        let mc = m.memcg.as_mut().unwrap();
+        mc.set_task_memcg(1, A);
+        mc.memory.set_max(A, 0);
+        let c = m.kmem_cache_create("xfs_inode", 1024, true, 0);
+        m.slab.caches[c].account = true;
+        (m, c)
+    }
+
+    #[test]
+    fn a_failed_charge_fails_the_allocation_unless_nofail_forces_it() {
+        let (mut m, c) = machine();
+        let mut t = TaskCtx {
+            task: 1,
+            ..Default::default()
+        };
+        // GFP_NOFS, nothing to reclaim, no task of a to kill: the first try, the drain pass
+        // and 16 retries count 18 `max` events, the OOM one `oom`, and the allocation fails
+        // (the kernel's NULL; here the caller retries a jiffy later). No object, no charge.
+        assert_eq!(
+            m.kmem_cache_alloc(c, GFP_NOFS, &mut t),
+            Err(Access::Retry(JIFFY_NS))
+        );
+        let mc = m.memcg.as_ref().unwrap();
+        assert_eq!((mc.events[1].hier.max, mc.events[1].hier.oom), (18, 1));
+        assert_eq!(
+            (mc.memory.get(A).usage, mc.kmem[1]),
+            (0, KmemStat::default())
+        );
+        assert_eq!(m.slab.caches[c].objects, 0);
+        // __GFP_NOFAIL (XFS's inode): the same path, then the page is forced past the limit.
+        let got = m.kmem_cache_alloc_charge(c, GFP_NOFS, GFP_NOFS | __GFP_NOFAIL, &mut t);
+        assert_eq!(got, Ok(A));
+        let mc = m.memcg.as_ref().unwrap();
+        assert_eq!((mc.events[1].hier.max, mc.events[1].hier.oom), (36, 2));
+        assert_eq!(mc.memory.get(A).usage, 1);
+        let k = mc.kmem[1];
+        assert_eq!(
+            (k.kmem_pages, k.stock_bytes, k.slab_bytes, k.objects),
+            (1, 3064, [1032, 0], 1)
+        );
+        // Freed, its bytes go back to the stock (exactly a page: kept), and the next object
+        // comes from the stock without touching the counter, over the limit or not.
+        m.kmem_cache_free_memcg(c, A, 1);
+        assert_eq!(m.memcg.as_ref().unwrap().kmem[1].stock_bytes, 4096);
+        assert_eq!(m.kmem_cache_alloc(c, GFP_NOFS, &mut t), Ok(A));
+        let mc = m.memcg.as_ref().unwrap();
+        assert_eq!((mc.memory.get(A).usage, mc.events[1].hier.max), (1, 36));
+        // A root task's object is no memcg's.
+        let mut root = TaskCtx::default();
+        assert_eq!(
+            m.kmem_cache_alloc(c, GFP_KERNEL, &mut root),
+            Ok(ROOT_COUNTER)
+        );
+        assert_eq!(m.slab.caches[c].objects, 2);
+        assert_eq!(m.memcg.as_ref().unwrap().kmem[1].objects, 1);
+    }
 
     #[test]
     fn the_stock_rounds_charges_to_pages_and_gives_back_whole_pages() {
