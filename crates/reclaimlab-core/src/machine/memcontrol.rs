@@ -25,6 +25,7 @@
 //! 2^64 bytes (the kernel wraps it).
 
 pub mod charge;
+pub mod kmem;
 pub mod mem_cgroup;
 pub mod writes;
 

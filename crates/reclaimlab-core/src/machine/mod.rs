@@ -20,6 +20,7 @@ pub mod fs;
 pub mod gfp;
 pub mod huge_memory;
 pub mod layout;
+pub mod list_lru;
 pub mod lru;
 pub mod lru_gen;
 pub mod madvise;

@@ -7,8 +7,17 @@
 //! the [`ShrinkerDeferral`] trait below, with one variant per file in `policy/shrinker/`. The
 //! pieces every variant shares (the `delta` formula, the batch loop, the return conventions)
 //! are here, so the variants differ only where the kernels did.
+//!
+//! With memory cgroups, `shrink_slab` runs per memcg (6.1's `shrink_node_memcgs` calls it after
+//! each memcg's lruvec): for the root every registered shrinker, with `sc.memcg` the root; for
+//! another memcg only the memcg-aware shrinkers whose bit in the memcg's shrinker map is set
+//! (`shrink_slab_memcg`: the memcg has had objects on the shrinker's lists since the shrinker
+//! last found it empty), each with the memcg's own `nr_deferred` (mechanisms §A.3: per (memcg,
+//! node) for a memcg-aware shrinker; the root's is the shrinker's own slot here, as the root
+//! memcg's `shrinker_info` would be).
 
 use super::gfp::{Gfp, __GFP_FS, GFP_KERNEL};
+use super::page_counter::{CounterId, ROOT_COUNTER};
 pub use super::tracepoint::TraceStyle;
 use super::tracepoint::{ShrinkSlabTrace, Tracepoint};
 use super::vmstat::VmEvent;
@@ -43,6 +52,9 @@ pub struct ShrinkControl {
     /// The caller's clock when this shrinker's call began (a shrinker that sleeps or charges
     /// time adds to `Machine::shrink_cost_ns` from here).
     pub clock: u64,
+    /// The memcg whose objects to count and scan (`sc->memcg`; the root: the objects charged
+    /// to no memcg, every object of a machine without cgroups).
+    pub memcg: CounterId,
 }
 
 impl ShrinkControl {
@@ -56,6 +68,7 @@ impl ShrinkControl {
             nr_scanned: 0,
             will_defer: false,
             clock: 0,
+            memcg: ROOT_COUNTER,
         }
     }
 
@@ -267,6 +280,17 @@ pub trait ShrinkerOps: std::fmt::Debug {
     fn scan_symbol(&self) -> &'static str;
     fn count_objects(&mut self, m: &mut Machine, sc: &mut ShrinkControl) -> u64;
     fn scan_objects(&mut self, m: &mut Machine, sc: &mut ShrinkControl) -> u64;
+    /// `SHRINKER_MEMCG_AWARE`: its objects are on per-memcg lists and `sc.memcg` selects one.
+    fn memcg_aware(&self) -> bool {
+        false
+    }
+    /// Memcg `memcg`'s bit in its shrinker map (set when one of its lists gained a first
+    /// object). Only a memcg-aware shrinker has one.
+    fn memcg_bit(&self, _m: &Machine, _memcg: CounterId) -> bool {
+        false
+    }
+    /// Clear it (the shrinker reported the memcg empty).
+    fn clear_memcg_bit(&mut self, _m: &mut Machine, _memcg: CounterId) {}
 }
 
 /// `struct shrinker` as registered (`register_shrinker`): name (for debugfs), parameters,
@@ -277,7 +301,10 @@ pub struct Shrinker {
     /// Registration number (debugfs `<name>-<id>`).
     pub id: usize,
     pub params: ShrinkerParams,
+    /// The root memcg's deferred work (every caller's without cgroups).
     pub deferred: Deferred,
+    /// Each other memcg's, by memcg id (a memcg-aware shrinker's only; slot 0 unused).
+    pub memcg_deferred: Vec<Deferred>,
     pub ops: Box<dyn ShrinkerOps>,
     pub stats: ShrinkerStats,
 }
@@ -315,6 +342,7 @@ impl Shrinkers {
             id,
             params,
             deferred: Deferred::default(),
+            memcg_deferred: Vec::new(),
             ops,
             stats: ShrinkerStats::default(),
         });
@@ -340,12 +368,35 @@ impl Shrinkable for Bound<'_> {
     }
 }
 
+impl Shrinker {
+    /// The deferred work of this shrinker for memcg `memcg`'s calls.
+    pub fn deferred_of(&mut self, memcg: CounterId) -> &mut Deferred {
+        if memcg == ROOT_COUNTER || !self.ops.memcg_aware() {
+            return &mut self.deferred;
+        }
+        let i = memcg as usize;
+        if self.memcg_deferred.len() <= i {
+            self.memcg_deferred.resize(i + 1, Deferred::default());
+        }
+        &mut self.memcg_deferred[i]
+    }
+}
+
 impl Machine {
-    /// `shrink_slab(gfp, nid, memcg = root, priority)`: every registered shrinker in
-    /// registration order, under the `[policy] shrinker` variant. Returns the objects freed
-    /// (pages freed by emptied slabs go to `reclaimed_slab`, see [`Machine::take_reclaimed_slab`]).
-    /// `at` is the caller's clock (for trace timestamps).
-    pub fn shrink_slab(&mut self, gfp: Gfp, priority: i32, kswapd: bool, at: u64) -> u64 {
+    /// `shrink_slab(gfp, nid, memcg, priority)`: for the root memcg every registered shrinker
+    /// in registration order; for another (`shrink_slab_memcg`) the memcg-aware ones whose
+    /// bit is set in its shrinker map, a shrinker that finds the memcg empty clearing it. Each
+    /// runs under the `[policy] shrinker` variant with the memcg's `nr_deferred`. Returns the
+    /// objects freed (pages freed by emptied slabs go to `reclaimed_slab`). `at` is the
+    /// caller's clock (for trace timestamps).
+    pub fn shrink_slab(
+        &mut self,
+        gfp: Gfp,
+        memcg: CounterId,
+        priority: i32,
+        kswapd: bool,
+        at: u64,
+    ) -> u64 {
         if self.shrinkers.is_empty() {
             return 0;
         }
@@ -356,15 +407,26 @@ impl Machine {
         let policy = self.policy.shrinker.clone();
         let style = policy.trace_style();
         for s in list.iter_mut() {
+            if memcg != ROOT_COUNTER && !(s.ops.memcg_aware() && s.ops.memcg_bit(self, memcg)) {
+                continue;
+            }
             let mut sc = ShrinkControl::new(gfp, priority, kswapd);
             sc.clock = at;
+            sc.memcg = memcg;
+            let params = s.params;
+            let mut deferred = *s.deferred_of(memcg);
             let out = {
                 let mut b = Bound {
                     ops: s.ops.as_mut(),
                     m: self,
                 };
-                policy.do_shrink_slab(&mut b, &mut s.deferred, s.params, &mut sc)
+                policy.do_shrink_slab(&mut b, &mut deferred, params, &mut sc)
             };
+            *s.deferred_of(memcg) = deferred;
+            if memcg != ROOT_COUNTER && out.freeable == SHRINK_EMPTY {
+                // Nothing of the memcg's left: off the map until its lists gain an object.
+                s.ops.clear_memcg_bit(self, memcg);
+            }
             if !out.ran() {
                 continue;
             }
@@ -416,22 +478,24 @@ impl Machine {
         freed
     }
 
-    /// `shrink_slab` as one `shrink_node` pass calls it: on the pass's clock, with its gfp and
-    /// priority; the CPU time the shrinkers charged and the pages they freed go to the pass.
-    pub fn shrink_slab_in_pass(&mut self, sc: &mut super::vmscan::ScanControl) {
+    /// `shrink_slab` for memcg `memcg` as one `shrink_node` pass calls it: on the pass's
+    /// clock, with its gfp and priority; the CPU time the shrinkers charged and the pages they
+    /// freed go to the pass.
+    pub fn shrink_slab_in_pass(&mut self, sc: &mut super::vmscan::ScanControl, memcg: CounterId) {
         let at = self.now + sc.cost_ns;
         self.shrink_cost_ns = 0;
         self.shrink_sleep_ns = 0;
         self.reclaimed_slab = 0;
-        self.shrink_slab(sc.gfp, sc.priority, sc.kswapd, at);
+        self.shrink_slab(sc.gfp, memcg, sc.priority, sc.kswapd, at);
         sc.cost_ns += std::mem::take(&mut self.shrink_cost_ns);
         sc.sleep_ns += std::mem::take(&mut self.shrink_sleep_ns);
         sc.nr_reclaimed += std::mem::take(&mut self.reclaimed_slab);
     }
 
-    /// `drop_slab()` (`echo 2 > /proc/sys/vm/drop_caches`): `shrink_slab(GFP_KERNEL, priority
-    /// 0)` repeated while the objects freed in a round, shifted right by the round number, is
-    /// more than 1. Counts `drop_slab`. Returns the objects freed.
+    /// `drop_slab()` (`echo 2 > /proc/sys/vm/drop_caches`): a round calls `shrink_slab(GFP_KERNEL,
+    /// priority 0)` for every memcg in pre-order (the root only without cgroups); rounds repeat
+    /// while the objects freed in a round, shifted right by the round number, is more than 1.
+    /// Counts `drop_slab`. Returns the objects freed.
     /// The time the shrinkers took is left in `shrink_cost_ns` / `shrink_sleep_ns` for the
     /// caller.
     pub fn drop_slab(&mut self, at: u64) -> u64 {
@@ -440,8 +504,15 @@ impl Machine {
         self.shrink_sleep_ns = 0;
         let mut total = 0u64;
         let mut shift = 0u32;
+        let memcgs: Vec<CounterId> = match &self.memcg {
+            None => vec![ROOT_COUNTER],
+            Some(mc) => mc.memory.preorder(ROOT_COUNTER).collect(),
+        };
         loop {
-            let freed = self.shrink_slab(GFP_KERNEL, 0, false, at);
+            let mut freed = 0;
+            for &m in &memcgs {
+                freed += self.shrink_slab(GFP_KERNEL, m, 0, false, at);
+            }
             total += freed;
             let more = freed.checked_shr(shift).unwrap_or(0) > 1;
             shift += 1;

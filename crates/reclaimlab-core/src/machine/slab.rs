@@ -12,10 +12,20 @@
 //! as soon as the objects fit in one page less (perfect packing); with 50 pages stay until the
 //! cache is half empty. Whole pages freed this way are what reclaim counts (`reclaimed_slab`),
 //! never objects.
+//!
+//! A cache created with `SLAB_ACCOUNT` ([`KmemCache::account`]) charges each object to the
+//! allocating task's memcg before it is placed and uncharges it when it is freed
+//! (`machine::memcontrol::kmem`); the caller keeps the memcg an object was charged to and
+//! hands it back to [`Machine::kmem_cache_free_memcg`].
 
 use super::gfp::{Gfp, __GFP_RECLAIMABLE};
 use super::memory::{Access, TaskCtx};
+use super::page_counter::{CounterId, ROOT_COUNTER};
 use super::{Machine, PAGE_SIZE};
+
+/// `sizeof(struct obj_cgroup *)`: what a charged object costs beyond its slot (the slab's
+/// `objcgs` vector entry), part of `obj_full_size`.
+pub const OBJCG_POINTER_BYTES: u64 = 8;
 
 /// One `kmem_cache`.
 #[derive(Debug, Clone)]
@@ -27,6 +37,8 @@ pub struct KmemCache {
     pub order: u32,
     /// `SLAB_RECLAIM_ACCOUNT`: its pages count as `nr_slab_reclaimable`.
     pub reclaimable: bool,
+    /// `SLAB_ACCOUNT`: its objects are charged to the allocating task's memcg.
+    pub account: bool,
     /// Percent of a page's room that freed objects leave as holes (0..=90).
     pub fragmentation: u64,
     /// Live objects (`active_objs`).
@@ -43,6 +55,11 @@ impl KmemCache {
     pub fn min_pages(&self, objects: u64) -> u64 {
         let per_page = self.objs_per_slab * (100 - self.fragmentation);
         (objects * 100).div_ceil(per_page)
+    }
+
+    /// `obj_full_size`: the bytes a charged object costs its memcg.
+    pub fn obj_full_size(&self) -> u64 {
+        self.object_size + OBJCG_POINTER_BYTES
     }
 
     pub fn nr_slabs(&self) -> u64 {
@@ -100,6 +117,7 @@ impl Machine {
             objs_per_slab: (PAGE_SIZE << order) / size,
             order,
             reclaimable,
+            account: false,
             fragmentation: fragmentation.min(90),
             objects: 0,
             pages: Vec::new(),
@@ -111,13 +129,38 @@ impl Machine {
 
     /// `kmem_cache_alloc(cache, gfp)`: one object; a fresh slab page comes from the page
     /// allocator with `gfp` (which may reclaim, and so run the shrinkers, possibly of this very
-    /// cache). The allocation's outcome is the page allocator's.
+    /// cache). Returns the memcg the object is charged to (the root: none), or the failure of
+    /// the charge or of the page allocator.
     pub fn kmem_cache_alloc(
         &mut self,
         id: CacheId,
         gfp: Gfp,
         t: &mut TaskCtx,
-    ) -> Result<(), Access> {
+    ) -> Result<CounterId, Access> {
+        self.kmem_cache_alloc_charge(id, gfp, gfp, t)
+    }
+
+    /// [`kmem_cache_alloc`](Self::kmem_cache_alloc) whose memcg charge is made with
+    /// `charge_gfp` (a `__GFP_NOFAIL` allocation is forced past `memory.max`), its slab page
+    /// with `gfp`.
+    pub fn kmem_cache_alloc_charge(
+        &mut self,
+        id: CacheId,
+        gfp: Gfp,
+        charge_gfp: Gfp,
+        t: &mut TaskCtx,
+    ) -> Result<CounterId, Access> {
+        let memcg = self.memcg_slab_pre_alloc_hook(id, charge_gfp, t)?;
+        if let Err(a) = self.slab_alloc(id, gfp, t) {
+            self.memcg_slab_free_hook(id, memcg, 1, false);
+            return Err(a);
+        }
+        self.memcg_slab_post_alloc_hook(id, memcg);
+        Ok(memcg)
+    }
+
+    /// Place one object in cache `id`'s slabs.
+    fn slab_alloc(&mut self, id: CacheId, gfp: Gfp, t: &mut TaskCtx) -> Result<(), Access> {
         let c = &self.slab.caches[id];
         if c.objects >= c.nr_slabs() * c.objs_per_slab {
             let gfp = if c.reclaimable {
@@ -143,10 +186,16 @@ impl Machine {
         Ok(())
     }
 
-    /// `kmem_cache_free` of `n` objects: pages the remaining objects no longer need are
-    /// returned to the buddy allocator (newest first) and counted in `reclaimed_slab`.
-    /// Returns the pages freed.
+    /// `kmem_cache_free` of `n` objects charged to no memcg: pages the remaining objects no
+    /// longer need are returned to the buddy allocator (newest first) and counted in
+    /// `reclaimed_slab`. Returns the pages freed.
     pub fn kmem_cache_free(&mut self, id: CacheId, n: u64) -> u64 {
+        self.kmem_cache_free_memcg(id, ROOT_COUNTER, n)
+    }
+
+    /// `kmem_cache_free` of `n` objects charged to memcg `memcg`: uncharged, then freed.
+    pub fn kmem_cache_free_memcg(&mut self, id: CacheId, memcg: CounterId, n: u64) -> u64 {
+        self.memcg_slab_free_hook(id, memcg, n, true);
         let c = &mut self.slab.caches[id];
         let n = n.min(c.objects);
         c.objects -= n;

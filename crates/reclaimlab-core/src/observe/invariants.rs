@@ -252,7 +252,8 @@ impl Checker {
                 return Err(format!("LRU list {l}: {n} entries but len {}", list.len));
             }
         }
-        // Each memcg's memory.current is the frames charged to its subtree.
+        // Each memcg's memory.current is the frames charged to its subtree and the pages its
+        // kernel memory charged.
         if let Some(mc) = &node.memcg {
             let mut own = vec![0u64; mc.len()];
             for &id in &mc.frame {
@@ -260,9 +261,10 @@ impl Checker {
             }
             for id in 1..mc.len() as u16 {
                 let frames: u64 = mc.memory.preorder(id).map(|c| own[c as usize]).sum();
-                if frames != mc.memory.get(id).usage {
+                let kmem = mc.subtree_kmem(id).kmem_pages;
+                if frames + kmem != mc.memory.get(id).usage {
                     return Err(format!(
-                        "memcg {}: memory.current {} pages but {frames} frames charged",
+                        "memcg {}: memory.current {} pages but {frames} frames and {kmem} kmem pages charged",
                         mc.names[id as usize],
                         mc.memory.get(id).usage
                     ));

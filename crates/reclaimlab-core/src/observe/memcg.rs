@@ -8,7 +8,10 @@
 //! `memory.stat` prints 6.1's keys in its order (without CONFIG_ZSWAP's); the ones the model
 //! has values for are `anon`, `file`, the four LRU sizes, the `workingset_*` refault,
 //! activate and restore counts, `pgscan*`, `pgsteal*`, `pgfault`, `pgmajfault`, `pgrefill`,
-//! `pgactivate` and `pgdeactivate`; the others (kernel memory, sockets, THP, shmem...) print 0.
+//! `pgactivate` and `pgdeactivate`, and the kernel memory charged to it: `kernel` (the pages
+//! its slab objects charged, stock included), `slab_reclaimable`, `slab_unreclaimable` and
+//! `slab` (the charged objects' bytes, `obj_full_size` each; machine/memcontrol/kmem.rs); the
+//! others (kernel stacks, page tables, sockets, THP, shmem...) print 0.
 //! Values are exact (the kernel's are flushed every 2 s). `anon` and `file` are the pages on
 //! the memcg subtree's anon and file LRU lists (an abstraction: the kernel's `anon` counts
 //! mapped anonymous pages, so it leaves out an unmapped swap-cache page the list holds).
@@ -30,9 +33,21 @@ use super::summary::pressure_lines;
 pub fn memory_stat(mc: &MemCgroups, node: &Machine, id: CounterId) -> Vec<(&'static str, u64)> {
     let size = mc.subtree_size(id, &node.lruvec);
     let st = mc.subtree_stat(id);
+    let km = mc.subtree_kmem(id);
     memory_stat_keys(false)
         .map(|k| {
+            // Kept in bytes by the kernel: printed as they are.
+            let bytes = match k.name {
+                "slab_reclaimable" => Some(km.slab_bytes[0]),
+                "slab_unreclaimable" => Some(km.slab_bytes[1]),
+                "slab" => Some(km.slab_bytes[0] + km.slab_bytes[1]),
+                _ => None,
+            };
+            if let Some(b) = bytes {
+                return (k.name, b);
+            }
             let v = match k.name {
+                "kernel" => km.kmem_pages,
                 "anon" => size[LRU_INACTIVE_ANON] + size[LRU_ACTIVE_ANON],
                 "file" => size[LRU_INACTIVE_FILE] + size[LRU_ACTIVE_FILE],
                 "inactive_anon" => size[LRU_INACTIVE_ANON],

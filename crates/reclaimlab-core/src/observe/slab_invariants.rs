@@ -2,7 +2,9 @@
 //! other invariants: every slab page is an allocated kernel frame held by exactly one cache,
 //! no cache holds more objects than its pages fit, nor more pages than its objects need under
 //! its fragmentation; LRU and reclaimable counts equal the objects flagged so; log space
-//! equals the inodes not yet clean; every file points at a live inode and dentry.
+//! equals the inodes not yet clean; every file points at a live inode and dentry. With
+//! cgroups: each queued dentry and inode is on the list of the memcg it is charged to, and
+//! each memcg's charged objects are the dentries and inodes charged to it.
 
 use crate::machine::frames::FrameState;
 use crate::machine::fs::inode::{VfsState, XfsState};
@@ -48,21 +50,48 @@ pub fn check(node: &Machine) -> Result<(), String> {
         return Ok(());
     };
     let d_lru = fs.dcache.d.iter().filter(|d| d.alive && d.on_lru).count() as u64;
-    if d_lru != fs.dcache.nr_lru || fs.dcache.lru.len() as u64 != d_lru {
+    let queued = fs.dcache.lru.iter().count() as u64;
+    if d_lru != fs.dcache.nr_lru || queued != d_lru || fs.dcache.lru.len() != queued {
         return Err(format!(
             "dentry LRU: {} counted, {} queued, {d_lru} flagged",
-            fs.dcache.nr_lru,
-            fs.dcache.lru.len()
+            fs.dcache.nr_lru, queued
         ));
     }
     let live = |i: &&crate::machine::fs::inode::Inode| i.vfs != VfsState::Free;
     let i_lru = fs.icache.i.iter().filter(live).filter(|i| i.on_lru).count() as u64;
-    if i_lru != fs.icache.nr_lru || fs.icache.lru.len() as u64 != i_lru {
+    let queued = fs.icache.lru.iter().count() as u64;
+    if i_lru != fs.icache.nr_lru || queued != i_lru || fs.icache.lru.len() != queued {
         return Err(format!(
             "inode LRU: {} counted, {} queued, {i_lru} flagged",
-            fs.icache.nr_lru,
-            fs.icache.lru.len()
+            fs.icache.nr_lru, queued
         ));
+    }
+    for (memcg, id) in fs.dcache.lru.iter() {
+        if fs.dcache.d[id as usize].memcg != memcg {
+            return Err(format!("dentry {id} on memcg {memcg}'s list, not its own"));
+        }
+    }
+    for (memcg, id) in fs.icache.lru.iter() {
+        if fs.icache.i[id as usize].memcg != memcg {
+            return Err(format!("inode {id} on memcg {memcg}'s list, not its own"));
+        }
+    }
+    if let Some(mc) = &node.memcg {
+        let mut own = vec![0u64; mc.len()];
+        for d in fs.dcache.d.iter().filter(|d| d.alive) {
+            own[d.memcg as usize] += 1;
+        }
+        for i in fs.icache.i.iter().filter(live) {
+            own[i.memcg as usize] += 1;
+        }
+        for (id, k) in mc.kmem.iter().enumerate().skip(1) {
+            if k.objects != own[id] {
+                return Err(format!(
+                    "memcg {}: {} charged slab objects but {} dentries and inodes",
+                    mc.names[id], k.objects, own[id]
+                ));
+            }
+        }
     }
     let inodes = fs.icache.i.iter().filter(live).count() as u64;
     let dentries = fs.dcache.d.iter().filter(|d| d.alive).count() as u64;

@@ -1,10 +1,12 @@
 //! The dentry cache (`fs/dcache.c`) as reclaim sees it: dentries pin their inode; an unused
 //! dentry sits on the superblock's dentry LRU, where `prune_dcache_sb` gives it a second pass
-//! if it was used again (`DCACHE_REFERENCED`) and frees it otherwise (mechanisms §A.5).
-
-use std::collections::VecDeque;
+//! if it was used again (`DCACHE_REFERENCED`) and frees it otherwise (mechanisms §A.5). The
+//! LRU is memcg-aware (`machine::list_lru`): a dentry waits on the list of the memcg its object
+//! is charged to, and a walk for one memcg sees only that memcg's dentries.
 
 use super::NONE;
+use crate::machine::list_lru::ListLru;
+use crate::machine::page_counter::CounterId;
 
 #[derive(Debug, Clone, Copy)]
 pub struct Dentry {
@@ -18,6 +20,8 @@ pub struct Dentry {
     /// `DCACHE_LRU_LIST`: queued on the LRU (possibly in use: removal is lazy).
     pub on_lru: bool,
     pub alive: bool,
+    /// The memcg its object is charged to (the root: none).
+    pub memcg: CounterId,
 }
 
 /// What the dentry LRU walk decided for one dentry.
@@ -37,8 +41,8 @@ pub enum DentryIsolate {
 pub struct Dcache {
     pub d: Vec<Dentry>,
     free: Vec<u32>,
-    /// The superblock's `s_dentry_lru`, oldest first.
-    pub lru: VecDeque<u32>,
+    /// The superblock's `s_dentry_lru`, one list per memcg, oldest first.
+    pub lru: ListLru,
     /// `list_lru_count` of the dentry LRU.
     pub nr_lru: u64,
     /// Dentries alive (`nr_dentry`).
@@ -46,8 +50,9 @@ pub struct Dcache {
 }
 
 impl Dcache {
-    /// `d_alloc` + `d_instantiate`: a dentry in use (refcount 1) naming `file`, pinning `inode`.
-    pub fn d_alloc(&mut self, inode: u32, file: u32) -> u32 {
+    /// `d_alloc` + `d_instantiate`: a dentry in use (refcount 1) naming `file`, pinning `inode`,
+    /// its object charged to `memcg`.
+    pub fn d_alloc(&mut self, inode: u32, file: u32, memcg: CounterId) -> u32 {
         let d = Dentry {
             inode,
             file,
@@ -55,6 +60,7 @@ impl Dcache {
             referenced: false,
             on_lru: false,
             alive: true,
+            memcg,
         };
         self.nr_dentry += 1;
         match self.free.pop() {
@@ -85,16 +91,16 @@ impl Dcache {
         }
         if !d.on_lru {
             d.on_lru = true;
-            self.lru.push_back(id);
+            self.lru.add(d.memcg, id);
             self.nr_lru += 1;
         } else {
             d.referenced = true;
         }
     }
 
-    /// One step of the LRU walk (`dentry_lru_isolate`) from the head of the list.
-    pub fn isolate_one(&mut self) -> DentryIsolate {
-        let Some(id) = self.lru.pop_front() else {
+    /// One step of the LRU walk (`dentry_lru_isolate`) from the head of `memcg`'s list.
+    pub fn isolate_one(&mut self, memcg: CounterId) -> DentryIsolate {
+        let Some(id) = self.lru.pop_front(memcg) else {
             return DentryIsolate::Empty;
         };
         let d = &mut self.d[id as usize];
@@ -105,7 +111,7 @@ impl Dcache {
         }
         if d.referenced {
             d.referenced = false;
-            self.lru.push_back(id);
+            self.lru.add(memcg, id);
             return DentryIsolate::Rotated;
         }
         d.on_lru = false;

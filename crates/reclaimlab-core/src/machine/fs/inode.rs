@@ -2,11 +2,12 @@
 //! the superblock's inode LRU; `prune_icache_sb` rotates referenced ones, drops the page
 //! cache of ones that still have pages (`kswapd_inodesteal` / `pginodesteal`), and evicts the
 //! rest, which for XFS hands them to XFS reclaim (mechanisms §A.5). Inode page-cache pages are
-//! the machine's own page-cache pages of the file's range.
-
-use std::collections::VecDeque;
+//! the machine's own page-cache pages of the file's range. The LRU is memcg-aware
+//! (`machine::list_lru`): an inode waits on the list of the memcg its object is charged to.
 
 use super::super::frames::{pg, NIL};
+use super::super::list_lru::ListLru;
+use super::super::page_counter::CounterId;
 use super::super::pte::{pte_pfn, pte_present, PTE_MAPPED, PTE_NONE};
 use super::super::Machine;
 use super::NONE;
@@ -50,6 +51,8 @@ pub struct Inode {
     pub file: u32,
     /// It holds its private item (`xfs_ili` once logged; `jbd2_inode` once it has data).
     pub item: bool,
+    /// The memcg its object is charged to (the root: none).
+    pub memcg: CounterId,
 }
 
 /// What the inode LRU walk decided for one inode.
@@ -69,16 +72,23 @@ pub enum InodeIsolate {
 pub struct Icache {
     pub i: Vec<Inode>,
     free: Vec<u32>,
-    /// The superblock's `s_inode_lru`, oldest first.
-    pub lru: VecDeque<u32>,
+    /// The superblock's `s_inode_lru`, one list per memcg, oldest first.
+    pub lru: ListLru,
     pub nr_lru: u64,
     /// Inodes in memory (any state but Free): `nr_inodes`.
     pub nr_inodes: u64,
 }
 
 impl Icache {
-    /// A new in-core inode with one reference (its dentry's).
-    pub fn alloc(&mut self, ag: u32, agino: u32, file: u32, xfs: XfsState) -> u32 {
+    /// A new in-core inode with one reference (its dentry's), its object charged to `memcg`.
+    pub fn alloc(
+        &mut self,
+        ag: u32,
+        agino: u32,
+        file: u32,
+        xfs: XfsState,
+        memcg: CounterId,
+    ) -> u32 {
         let ino = Inode {
             i_count: 1,
             referenced: false,
@@ -89,6 +99,7 @@ impl Icache {
             agino,
             file,
             item: false,
+            memcg,
         };
         self.nr_inodes += 1;
         match self.free.pop() {
@@ -129,46 +140,49 @@ impl Icache {
         }
         if !i.on_lru {
             i.on_lru = true;
-            self.lru.push_back(ino);
+            self.lru.add(i.memcg, ino);
             self.nr_lru += 1;
         } else {
             i.referenced = true;
         }
     }
 
-    /// Drop the inode at the head from the LRU without evicting it (its mapping cannot be
-    /// shrunk now).
-    pub fn remove_head(&mut self) {
-        if let Some(ino) = self.lru.pop_front() {
+    /// Drop the inode at the head of `memcg`'s list from the LRU without evicting it (its
+    /// mapping cannot be shrunk now).
+    pub fn remove_head(&mut self, memcg: CounterId) {
+        if let Some(ino) = self.lru.pop_front(memcg) {
             self.i[ino as usize].on_lru = false;
             self.nr_lru -= 1;
         }
     }
 
-    /// One step of `inode_lru_isolate` from the head; `nrpages` says how many page-cache
-    /// pages an inode still has (the caller drops them on `Invalidated`).
-    pub fn isolate_one(&mut self, nrpages: impl Fn(&Inode) -> u64) -> InodeIsolate {
-        let Some(&ino) = self.lru.front() else {
+    /// One step of `inode_lru_isolate` from the head of `memcg`'s list; `nrpages` says how
+    /// many page-cache pages an inode still has (the caller drops them on `Invalidated`).
+    pub fn isolate_one(
+        &mut self,
+        memcg: CounterId,
+        nrpages: impl Fn(&Inode) -> u64,
+    ) -> InodeIsolate {
+        let Some(ino) = self.lru.front(memcg) else {
             return InodeIsolate::Empty;
         };
         let i = &mut self.i[ino as usize];
         if i.i_count > 0 {
-            self.lru.pop_front();
+            self.lru.pop_front(memcg);
             i.on_lru = false;
             self.nr_lru -= 1;
             return InodeIsolate::Removed;
         }
         if i.referenced {
             i.referenced = false;
-            self.lru.pop_front();
-            self.lru.push_back(ino);
+            self.lru.rotate(memcg);
             return InodeIsolate::Rotated;
         }
         let n = nrpages(i);
         if n > 0 {
             return InodeIsolate::Invalidated(n);
         }
-        self.lru.pop_front();
+        self.lru.pop_front(memcg);
         i.on_lru = false;
         i.vfs = VfsState::Reclaimable;
         self.nr_lru -= 1;

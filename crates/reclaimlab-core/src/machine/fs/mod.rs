@@ -371,8 +371,8 @@ mod tests {
             let _ = k;
         }
         let mut fs = m.fs.take().unwrap();
-        m.prune_dcache_sb(&mut fs, u64::MAX >> 1);
-        let evicted = m.prune_icache_sb(&mut fs, u64::MAX >> 1, true);
+        m.prune_dcache_sb(&mut fs, u64::MAX >> 1, 0);
+        let evicted = m.prune_icache_sb(&mut fs, u64::MAX >> 1, true, 0);
         assert_eq!(evicted, 64);
         assert_eq!((fs.icache.nr_inodes, fs.xfs.nr_reclaimable), (0, 0));
         assert_eq!(m.slab.caches[fs.inode_cache].objects, 0);
@@ -422,15 +422,15 @@ mod tests {
     /// Prune every dentry and evict every inode to XFS, without any XFS reclaim.
     fn evict_all(m: &mut Machine) {
         let mut fs = m.fs.take().unwrap();
-        m.prune_dcache_sb(&mut fs, u32::MAX as u64);
-        m.prune_icache_sb(&mut fs, u32::MAX as u64, true);
+        m.prune_dcache_sb(&mut fs, u32::MAX as u64, 0);
+        m.prune_icache_sb(&mut fs, u32::MAX as u64, true, 0);
         assert_eq!((fs.dcache.nr_lru, fs.icache.nr_lru), (0, 0));
         assert_eq!(fs.xfs.nr_reclaimable, fs.icache.nr_inodes);
         m.fs = Some(fs);
     }
 
     /// Checkpoint and write back everything, as xfsaild would over time.
-    fn writeback_all(fs: &mut super::Filesystem) {
+    pub(super) fn writeback_all(fs: &mut super::Filesystem) {
         fs.xlog_cil_push();
         let mut t = 0;
         while !fs.xfs.ail.is_empty() || fs.xfs.io.next_done().is_some() {

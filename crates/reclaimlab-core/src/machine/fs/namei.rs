@@ -6,7 +6,8 @@
 
 use super::inode::{VfsState, XfsState};
 use super::{FileEnt, FsType, NONE};
-use crate::machine::gfp::{Gfp, GFP_KERNEL};
+use crate::machine::gfp::{Gfp, __GFP_NOFAIL, GFP_KERNEL, GFP_NOFS};
+use crate::machine::page_counter::ROOT_COUNTER;
 use crate::machine::{Access, Machine, TaskCtx};
 
 impl Machine {
@@ -60,16 +61,22 @@ impl Machine {
         let ag = dir % fs.xfs.ags.len() as u32;
         let plan = fs.plan_create(ag, dir, data.1 > 0);
         let (dcache, icache) = (fs.dentry_cache, fs.inode_cache);
-        self.kmem_cache_alloc(dcache, gfp, t)?;
-        if let Err(a) = self.kmem_cache_alloc(icache, gfp, t) {
-            self.kmem_cache_free(dcache, 1);
-            return Err(a);
-        }
+        // The inode's memcg charge: XFS's `xfs_inode_alloc` may not fail (__GFP_NOFAIL),
+        // ext4's `ext4_alloc_inode` is GFP_NOFS.
+        let icharge = if xfs { gfp | __GFP_NOFAIL } else { GFP_NOFS };
+        let dm = self.kmem_cache_alloc(dcache, gfp, t)?;
+        let im = match self.kmem_cache_alloc_charge(icache, gfp, icharge, t) {
+            Ok(m) => m,
+            Err(a) => {
+                self.kmem_cache_free_memcg(dcache, dm, 1);
+                return Err(a);
+            }
+        };
         let reserve = match self.fs_reserve(plan, gfp, t) {
             Ok(r) => r,
             Err(a) => {
-                self.kmem_cache_free(icache, 1);
-                self.kmem_cache_free(dcache, 1);
+                self.kmem_cache_free_memcg(icache, im, 1);
+                self.kmem_cache_free_memcg(dcache, dm, 1);
                 return Err(a);
             }
         };
@@ -77,11 +84,11 @@ impl Machine {
         t.cost_ns += fs.cfg.create_ns;
         let file = fs.files.len() as u32;
         let filling = fs.filling_cluster(ag);
-        let ino = fs.xfs_ialloc(ag, file, XfsState::Clean);
+        let ino = fs.xfs_ialloc(ag, file, XfsState::Clean, im);
         if xfs {
             fs.xfs_trans_log_inode(ino);
         }
-        let dentry = fs.dcache.d_alloc(ino, file);
+        let dentry = fs.dcache.d_alloc(ino, file, dm);
         fs.files.push(FileEnt {
             ino,
             dentry,
@@ -135,24 +142,32 @@ impl Machine {
             return Ok(None);
         }
         let (dcache, icache) = (fs.dentry_cache, fs.inode_cache);
-        self.kmem_cache_alloc(dcache, GFP_KERNEL, t)?;
+        let icharge = match fs.cfg.fs_type {
+            FsType::Xfs => GFP_KERNEL | __GFP_NOFAIL,
+            FsType::Ext4 => GFP_NOFS,
+        };
+        let dm = self.kmem_cache_alloc(dcache, GFP_KERNEL, t)?;
         // The allocation may have reclaimed this file's inode: look again.
         let fs = self.fs.as_ref().expect("mounted");
         let cold = fs.files[file as usize].ino == NONE;
         let ag = fs.files[file as usize].ag;
         let mut reserve = None;
+        let mut im = ROOT_COUNTER;
         if cold {
-            if let Err(a) = self.kmem_cache_alloc(icache, GFP_KERNEL, t) {
-                self.kmem_cache_free(dcache, 1);
-                return Err(a);
-            }
+            im = match self.kmem_cache_alloc_charge(icache, GFP_KERNEL, icharge, t) {
+                Ok(m) => m,
+                Err(a) => {
+                    self.kmem_cache_free_memcg(dcache, dm, 1);
+                    return Err(a);
+                }
+            };
             // Reading the inode reads its block: a buffer unless it is in memory.
             let plan = self.fs.as_ref().expect("mounted").plan_read(ag);
             match self.fs_reserve(plan, GFP_KERNEL, t) {
                 Ok(r) => reserve = Some(r),
                 Err(a) => {
-                    self.kmem_cache_free(icache, 1);
-                    self.kmem_cache_free(dcache, 1);
+                    self.kmem_cache_free_memcg(icache, im, 1);
+                    self.kmem_cache_free_memcg(dcache, dm, 1);
                     return Err(a);
                 }
             }
@@ -173,7 +188,7 @@ impl Machine {
             fs.stats.lookups_cold += 1;
             wait = Some(fs.xfs.io.read(at, fs.cfg.io_latency_ns));
             let filling = fs.filling_cluster(f.ag);
-            let ino = fs.xfs_ialloc(f.ag, file, XfsState::Clean);
+            let ino = fs.xfs_ialloc(f.ag, file, XfsState::Clean, im);
             self.fs_attach(&mut fs, r, ino, None, filling);
             ino
         } else {
@@ -187,7 +202,7 @@ impl Machine {
             fs.stats.lookups_recycled += 1;
             f.ino
         };
-        let dentry = fs.dcache.d_alloc(ino, file);
+        let dentry = fs.dcache.d_alloc(ino, file, dm);
         let fe = &mut fs.files[file as usize];
         fe.ino = ino;
         fe.dentry = dentry;

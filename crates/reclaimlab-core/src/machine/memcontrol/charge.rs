@@ -19,6 +19,7 @@ use super::{
     MemcgEvent, OverHighLoop, OverHighStep, MAX_RECLAIM_RETRIES, MEMCG_CHARGE_BATCH,
 };
 use crate::machine::config::CgroupConfig;
+use crate::machine::gfp::{Gfp, GFP_KERNEL};
 use crate::machine::oom_kill::OomKill;
 use crate::machine::page_counter::{CounterId, ROOT_COUNTER};
 use crate::machine::psi::PsiGroupId;
@@ -104,7 +105,7 @@ impl Machine {
     /// stock refill as debt and pays on the fault's return to user space; without a stock,
     /// paying at every 64th page charged over high is the same rate.
     #[inline]
-    fn note_over_high(&mut self, id: CounterId, n: u64, t: &mut TaskCtx) {
+    pub(super) fn note_over_high(&mut self, id: CounterId, n: u64, t: &mut TaskCtx) {
         let Some(mc) = &self.memcg else { return };
         if first_over_high(&mc.memory, &mc.swap, id).is_none() {
             return;
@@ -150,10 +151,11 @@ impl Machine {
     }
 
     /// `try_to_free_mem_cgroup_pages` as 6.1's callers make it, `try_charge_memcg` and
-    /// `reclaim_high` alike: inside a memory stall of the charging task.
-    fn memcg_reclaim_stalled(&mut self, id: CounterId, nr: u64, t: &mut TaskCtx) -> u64 {
+    /// `reclaim_high` alike: inside a memory stall of the charging task, with the charge's
+    /// `gfp` (a page charge's is GFP_KERNEL).
+    fn memcg_reclaim_stalled(&mut self, id: CounterId, nr: u64, gfp: Gfp, t: &mut TaskCtx) -> u64 {
         self.psi.memstall_enter(&mut t.psi, self.now + t.cost_ns);
-        let got = self.try_to_free_mem_cgroup_pages(id, nr, t);
+        let got = self.try_to_free_mem_cgroup_pages_gfp(id, nr, gfp, t);
         self.psi.memstall_leave(&mut t.psi, self.now + t.cost_ns);
         got
     }
@@ -181,7 +183,7 @@ impl Machine {
                 continue;
             }
             self.memcg_event(m, MemcgEvent::High);
-            got += self.memcg_reclaim_stalled(m, nr, t);
+            got += self.memcg_reclaim_stalled(m, nr, GFP_KERNEL, t);
         }
         got
     }
@@ -311,6 +313,18 @@ impl Machine {
         n: u64,
         t: &mut TaskCtx,
     ) -> Result<(), ChargeFail> {
+        self.try_charge_memcg_gfp(id, n, GFP_KERNEL, t)
+    }
+
+    /// [`try_charge_memcg`](Self::try_charge_memcg) for a charge whose reclaim runs with
+    /// `gfp` (a kernel-memory charge: the allocation's context).
+    pub(super) fn try_charge_memcg_gfp(
+        &mut self,
+        id: CounterId,
+        n: u64,
+        gfp: Gfp,
+        t: &mut TaskCtx,
+    ) -> Result<(), ChargeFail> {
         let mut batch = n;
         let mut retries = MAX_RECLAIM_RETRIES;
         let mut drained = false;
@@ -321,7 +335,7 @@ impl Machine {
                 Err(over) => over,
             };
             self.memcg_event(over, MemcgEvent::Max);
-            let reclaimed = self.memcg_reclaim_stalled(over, n, t);
+            let reclaimed = self.memcg_reclaim_stalled(over, n, gfp, t);
             let margin = self.memcg.as_ref().map_or(0, |mc| mc.memory.margin(over));
             if margin >= n {
                 continue;

@@ -9,6 +9,7 @@
 //! (`cur` says whose is there), so the LRU code keeps reading one lruvec; a page added or
 //! removed meanwhile finds its own list through [`MemCgroups::lruvec_of`].
 
+use super::kmem::KmemStat;
 use super::{parse_memory_knob, parse_oom_group, MemcgEventCounts};
 use crate::machine::config::CgroupConfig;
 use crate::machine::lru::{Lruvec, NR_LRU_LISTS};
@@ -76,6 +77,8 @@ pub struct MemCgroups {
     pub throttled_ns: Vec<u64>,
     /// What the writes of `memory.reclaim` and `memory.high` to each memcg did.
     pub proactive: Vec<ProactiveStats>,
+    /// Each memcg's kernel memory (its own; `memory.stat` sums the subtree).
+    pub kmem: Vec<KmemStat>,
 }
 
 impl MemCgroups {
@@ -137,6 +140,7 @@ impl MemCgroups {
             localevents: false,
             throttled_ns: vec![0; n],
             proactive: vec![ProactiveStats::default(); n],
+            kmem: vec![KmemStat::default(); n],
         })
     }
 
@@ -247,6 +251,20 @@ impl MemCgroups {
             }
         }
         out
+    }
+
+    /// The sum of `top`'s subtree's kernel memory (memory.stat is hierarchical).
+    pub fn subtree_kmem(&self, top: CounterId) -> KmemStat {
+        let mut s = KmemStat::default();
+        for m in self.memory.preorder(top) {
+            let o = &self.kmem[m as usize];
+            s.stock_bytes += o.stock_bytes;
+            s.kmem_pages += o.kmem_pages;
+            s.slab_bytes[0] += o.slab_bytes[0];
+            s.slab_bytes[1] += o.slab_bytes[1];
+            s.objects += o.objects;
+        }
+        s
     }
 
     /// The sum of `top`'s subtree's event counts (memory.stat is hierarchical).

@@ -6,13 +6,18 @@
 //! Only a machine with `[[cgroup]]` comes here; without, `shrink_node` scans the node's one
 //! lruvec as before.
 //!
+//! Slab shrinkers run per memcg as in 6.1: after each visited memcg's `shrink_lruvec`,
+//! `shrink_slab` for that memcg (every shrinker for the root; for another memcg the
+//! memcg-aware ones with objects of its own, `machine/shrinker.rs`). Limit reclaim thus prunes
+//! only its subtree's dentries and inodes (the objects charged to it, `memcontrol/kmem.rs`), and
+//! a memcg skipped for its protection keeps its objects too.
+//!
 //! Abstracted: the workingset clock (`nonresident_age`) and the refault distance are the
 //! node's (the root's), also for a page evicted by limit reclaim, whose shadow the kernel
-//! measures against the target memcg's clock and workingset; slab shrinkers run once per pass
-//! for the root, not per memcg (no kernel memory is charged to memcgs yet).
+//! measures against the target memcg's clock and workingset.
 
 use super::{ScanControl, SWAP_CLUSTER_MAX};
-use crate::machine::gfp::GFP_KERNEL;
+use crate::machine::gfp::{Gfp, GFP_KERNEL};
 use crate::machine::lru::{ANON, FILE, LRU_ACTIVE_ANON, NR_LRU_LISTS};
 use crate::machine::memcontrol::mem_cgroup::MemcgStat;
 use crate::machine::memcontrol::{get_nr_swap_pages, get_scan_count_protected, MemcgEvent};
@@ -206,6 +211,10 @@ impl Machine {
                 sc.memcg_pos = Some(m);
                 return;
             }
+            // The memcg's slab objects after its pages (`shrink_slab(gfp, nid, memcg, prio)`).
+            if !self.shrinkers.is_empty() {
+                self.shrink_slab_in_pass(sc, m);
+            }
         }
     }
 
@@ -245,8 +254,20 @@ impl Machine {
         n: u64,
         t: &mut TaskCtx,
     ) -> u64 {
+        self.try_to_free_mem_cgroup_pages_gfp(over, n, GFP_KERNEL, t)
+    }
+
+    /// The same for a charge made with `gfp`: reclaim keeps its context (a NOFS charge's
+    /// shrinkers may not enter the filesystem).
+    pub fn try_to_free_mem_cgroup_pages_gfp(
+        &mut self,
+        over: CounterId,
+        n: u64,
+        gfp: Gfp,
+        t: &mut TaskCtx,
+    ) -> u64 {
         let hz = self.highest_managed_zone();
-        let mut sc = ScanControl::new(GFP_KERNEL, 0, hz, n.max(SWAP_CLUSTER_MAX), false);
+        let mut sc = ScanControl::new(gfp, 0, hz, n.max(SWAP_CLUSTER_MAX), false);
         sc.target_memcg = over;
         sc.cost_ns = t.cost_ns;
         sc.quantum_end = u64::MAX;

@@ -51,9 +51,10 @@ impl Machine {
                 return;
             }
             // shrink_slab after the LRU (core-mm §6); whole slab pages it emptied count as
-            // reclaimed (reclaimed_slab), objects do not.
-            if !self.shrinkers.is_empty() {
-                self.shrink_slab_in_pass(sc);
+            // reclaimed (reclaimed_slab), objects do not. With cgroups shrink_node_memcgs ran
+            // it for each memcg it visited.
+            if self.memcg.is_none() && !self.shrinkers.is_empty() {
+                self.shrink_slab_in_pass(sc, super::page_counter::ROOT_COUNTER);
             }
             let reclaimed_now = sc.nr_reclaimed - sc.node_reclaimed0;
             if sc.kswapd {

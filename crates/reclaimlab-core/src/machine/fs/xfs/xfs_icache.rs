@@ -11,6 +11,7 @@
 
 use super::super::inode::{VfsState, XfsState};
 use super::super::{Filesystem, NONE};
+use crate::machine::page_counter::CounterId;
 use crate::machine::Machine;
 
 /// `XFS_LOOKUP_BATCH`: inodes per gang lookup; the walk's budget drops by this much per batch
@@ -63,12 +64,13 @@ impl Filesystem {
         self.xfs.nr_reclaimable -= 1;
     }
 
-    /// A new in-core inode in `ag`, in the next slot of the AG's inode chunks.
-    pub fn xfs_ialloc(&mut self, ag: u32, file: u32, state: XfsState) -> u32 {
+    /// A new in-core inode in `ag`, in the next slot of the AG's inode chunks, its object
+    /// charged to `memcg`.
+    pub fn xfs_ialloc(&mut self, ag: u32, file: u32, state: XfsState, memcg: CounterId) -> u32 {
         let a = &mut self.xfs.ags[ag as usize];
         let agino = a.next_agino;
         a.next_agino += 1;
-        let ino = self.icache.alloc(ag, agino, file, state);
+        let ino = self.icache.alloc(ag, agino, file, state, memcg);
         let c = (agino / self.block_inodes()) as usize;
         let a = &mut self.xfs.ags[ag as usize];
         if a.clusters.len() <= c {
@@ -265,7 +267,7 @@ impl Machine {
         }
         self.fs_item_put(fs, ino);
         fs.icache.release(ino);
-        self.kmem_cache_free(fs.inode_cache, 1);
+        self.kmem_cache_free_memcg(fs.inode_cache, i.memcg, 1);
         self.fs_block_put(fs, i.ag, c);
     }
 }
