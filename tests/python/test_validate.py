@@ -342,6 +342,29 @@ def test_the_transcript_is_the_port_and_the_serial_console(tmp_path, monkeypatch
     assert "virtio_console" in initramfs.ROOT_MODULES
 
 
+def test_the_kvm_probe_answers_from_its_console(tmp_path, monkeypatch):
+    """The probe boot's own console says whether a KVM guest ran (no port: a bare initramfs)."""
+    monkeypatch.setattr(kernel, "kvm_usable", lambda: True)
+    monkeypatch.setattr(kernel, "qemu_binary", lambda: "qemu-system-x86_64")
+    monkeypatch.setattr(initramfs, "build_probe", lambda out, busybox, mark: out)
+    seen = []
+
+    def qemu(argv, **kw):
+        seen.append(argv)
+        console = Path(argv[argv.index("-serial") + 1].removeprefix("file:"))
+        console.write_text(printed)
+        return subprocess.CompletedProcess(argv, 0, "", "")
+
+    monkeypatch.setattr(guest.subprocess, "run", qemu)
+    k = kernel.Kernel(vmlinuz=Path("/k"), modules=Path("/m"), package="p", version="v",
+                      release="r")
+    printed = "[ 0.5] booting\n@@reclaimlab:probe@@\n"
+    assert guest.kvm_works(k, Path("/bb"), tmp_path) is True
+    printed = "[ 0.5] booting, then nothing\n"
+    assert guest.kvm_works(k, Path("/bb"), tmp_path) is False
+    assert all("-enable-kvm" in a and "virtserialport" not in " ".join(a) for a in seen)
+
+
 def test_the_delta_ends_where_the_workload_program_read_the_counters():
     """A workload program that prints the counters as its last workload ends (`vmstat NAME
     VALUE` lines) sets where the delta ends: the harness's own commands after it (which fault

@@ -315,24 +315,8 @@ def kvm_works(k: kernel.Kernel, busybox: Path, work: Path, timeout_s: float = 45
         "-kernel", str(k.vmlinuz), "-initrd", str(initrd),
         "-append", "console=ttyS0 quiet loglevel=1 panic=-1 rdinit=/init",
         "-display", "none", "-monitor", "none", "-serial", f"file:{console}",
-        # The harness's output channel (a virtio-serial port: initramfs's init), beside the
-        # serial console that keeps the kernel's messages.
-        "-device", "virtio-serial-pci", "-chardev", f"file,id=out,path={output_of(console)}",
-        "-device", "virtserialport,chardev=out,name=reclaimlab",
         "-nic", "none", "-no-reboot",
     ]
-
-
-def output_of(console: Path) -> Path:
-    """Where the guest's virtio-serial port is written, beside the serial console's file."""
-    return console.with_name("output.log")
-
-
-def read_transcript(console: Path) -> str:
-    """What the guest printed: its virtio-serial port's output, then the serial console's
-    (kernel messages, and everything when the port did not come up)."""
-    parts = [p.read_text(errors="replace") for p in (output_of(console), console) if p.is_file()]
-    return "\n".join(parts)
     try:
         r = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s)
     except subprocess.TimeoutExpired:
