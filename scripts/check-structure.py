@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Print the structure report: import cycles between the Rust crates' source files and between
 their top-level modules (every `crate::`, `super::`, `self::` and child path, in `use` and
-inline), core files longer than the limit, references up to a crate root, and import cycles
-between the Python packages' modules. The same check as tests/python/test_structure.py (its
+inline), core files longer than the limit, references up to a crate root, import cycles
+between the Python packages' modules, and package modules longer than theirs. The same check as tests/python/test_structure.py (its
 parsers are tests/python/rust_structure.py and py_structure.py).
 
 Usage: python3 scripts/check-structure.py [ROOT]   (ROOT: a tree with crates/*/src and python/*;

@@ -37,6 +37,9 @@ from pathlib import Path
 #: No source file of the core crate may be longer than this (whole file, its inline tests
 #: included: tests that make a file long belong in a ``tests.rs`` beside it).
 MAX_LINES = 650
+#: The longest module of a Python package under ``python/`` (issue 33: a module of 500 lines
+#: or more held several concerns each time; split by concern instead).
+MAX_PY_LINES = 500
 #: The crate whose files the length limit applies to, relative to the repository root.
 LENGTH_CHECKED = "crates/reclaimlab-core/src"
 
@@ -85,12 +88,14 @@ class Structure:
     py_refs: list[Ref] = field(default_factory=list)
     py_file_cycles: list[Cycle] = field(default_factory=list)
     py_module_cycles: list[Cycle] = field(default_factory=list)
+    #: (file, number of lines) of every package module longer than :data:`MAX_PY_LINES`.
+    py_long_files: list[tuple[Path, int]] = field(default_factory=list)
 
     def failed(self) -> bool:
         """Whether anything the checks forbid was found."""
         return bool(
             self.file_cycles or self.module_cycles or self.long_files or self.root_refs
-            or self.py_file_cycles or self.py_module_cycles
+            or self.py_file_cycles or self.py_module_cycles or self.py_long_files
         )
 
     def file_key(self, p: Path) -> str:
@@ -488,6 +493,11 @@ def analyse(root: Path) -> Structure:
             if n > MAX_LINES:
                 s.long_files.append((f, n))
     s.long_files.sort(key=lambda x: -x[1])
+    for f in s.py_files:
+        n = len(f.read_text(encoding="utf-8").splitlines())
+        if n > MAX_PY_LINES:
+            s.py_long_files.append((f, n))
+    s.py_long_files.sort(key=lambda x: -x[1])
     return s
 
 
@@ -514,8 +524,8 @@ def format_cycles(title: str, found: list[Cycle], root: Path, refs: list[Ref], k
     return "\n".join(lines) + "\n"
 
 
-def format_long_files(found: list[tuple[Path, int]], root: Path) -> str:
-    title = f"Files in {LENGTH_CHECKED} longer than {MAX_LINES} lines"
+def format_long_files(found: list[tuple[Path, int]], root: Path,
+                      title: str = f"Files in {LENGTH_CHECKED} longer than {MAX_LINES} lines") -> str:
     if not found:
         return f"{title}: none\n"
     lines = [f"{title}: {len(found)}"]
@@ -559,5 +569,7 @@ def report(s: Structure) -> str:
                           s.file_key),
             format_cycles("Cycles between top-level Python modules", s.py_module_cycles, s.root,
                           s.py_refs, py_module_key(s)),
+            format_long_files(s.py_long_files, s.root,
+                              f"Python modules longer than {MAX_PY_LINES} lines"),
         ]
     )

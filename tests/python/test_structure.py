@@ -1,9 +1,10 @@
 """The module structure: no import cycle between two Rust source files or between two top-level
-modules, no core source file longer than 650 lines, nothing reaching up to a crate root, and no
-import cycle between Python modules. The parsers behind it live in ``rust_structure.py`` and
-``py_structure.py`` (also run by ``scripts/check-structure.py``) and are tested here on small
-trees written for the purpose, and on the fixture ``data/structure_loop`` (which the checker
-must reject), so a pass on the real crates means something."""
+modules, no core source file longer than 650 lines, nothing reaching up to a crate root, no
+import cycle between Python modules and no package module longer than 500 lines. The parsers
+behind it live in ``rust_structure.py`` and ``py_structure.py`` (also run by
+``scripts/check-structure.py``) and are tested here on small trees written for the purpose,
+and on the fixture ``data/structure_loop`` (which the checker must reject), so a pass on the
+real crates means something."""
 
 from __future__ import annotations
 
@@ -267,6 +268,18 @@ def test_long_files_only_in_the_core_crate(tmp_path):
     assert f"crates/reclaimlab-core/src/big.rs: {rs.MAX_LINES + 1} lines" in rs.report(s)
 
 
+def test_long_python_modules_are_reported(tmp_path):
+    pkg = tmp_path / "python" / "pkg"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "big.py").write_text("x = 1\n" * (rs.MAX_PY_LINES + 1))
+    (pkg / "ok.py").write_text("x = 1\n" * rs.MAX_PY_LINES)
+    s = rs.analyse(tmp_path)
+    assert [(f.name, n) for f, n in s.py_long_files] == [("big.py", rs.MAX_PY_LINES + 1)]
+    assert s.failed()
+    assert f"python/pkg/big.py: {rs.MAX_PY_LINES + 1} lines" in rs.report(s)
+
+
 # ---- the real crates ----------------------------------------------------------------------------
 
 
@@ -304,6 +317,13 @@ def test_no_cycle_between_top_level_modules(crates):
 def test_no_core_file_longer_than_the_limit(crates):
     if crates.long_files:
         pytest.fail(rs.format_long_files(crates.long_files, crates.root), pytrace=False)
+
+
+def test_no_python_module_longer_than_the_limit(crates):
+    if crates.py_long_files:
+        pytest.fail(rs.format_long_files(crates.py_long_files, crates.root,
+                                         f"Python modules longer than {rs.MAX_PY_LINES} lines"),
+                    pytrace=False)
 
 
 def test_nothing_reaches_up_to_a_crate_root(crates):

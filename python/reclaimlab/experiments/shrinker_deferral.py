@@ -34,16 +34,8 @@ from ..results import load_run
 from ..store import Store
 from ..tables import markdown_table
 from . import overrides
-from .checks import (
-    Check,
-    Reproduction,
-    band_check,
-    close_situation,
-    finish,
-    fmt,
-    holds_check,
-    range_check,
-)
+from .checks import (Check, Reproduction, band_check, close_situation, finish, fmt, holds_check,
+                     range_check)
 from .sensitivity import Knob, ensure_many, pair_sweep, pair_sweep_runs
 
 NAME = "shrinker-deferral"
