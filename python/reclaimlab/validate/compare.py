@@ -232,6 +232,10 @@ def sim_scenario(
     # filesystem's workers queue for them. The simulator's default (a CPU for every busy
     # thread) would let a guest with more busy threads than vCPUs run them all at once.
     host.setdefault("cpu_contention", True)
+    # Its processes have page tables, charged to their memory cgroups as in 6.1: without them
+    # a cgroup whose memory.low equals its application's size sits exactly at its protection,
+    # where the guest's is over it by its page tables and is scanned (memcg-low's `prot`).
+    host.setdefault("page_tables", True)
     if kernel_used is not None and "kernel_used" not in host:
         host["kernel_used"] = f"{kernel_used}KiB"
     doc["host"] = host

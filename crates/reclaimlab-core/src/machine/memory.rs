@@ -386,8 +386,13 @@ impl Machine {
             return Ok(());
         }
         let pfn = self.alloc_pages(super::gfp::GFP_KERNEL, 0, t)?;
+        if let Err(a) = self.memcg_pgtable_charge(super::gfp::GFP_KERNEL, t) {
+            self.free_pages(pfn, 0);
+            return Err(a);
+        }
         self.mark_kernel_pages(pfn, 0);
         self.regions[r].pt[i] = pfn;
+        self.stat.nr_page_table_pages += 1;
         Ok(())
     }
 
@@ -427,10 +432,16 @@ impl Machine {
         let tm = &mut self.tasks[task];
         tm.rss_anon = 0;
         tm.swapents = 0;
-        // `free_pgtables`: the page tables go after the pages they mapped.
+        // `free_pgtables`: the page tables go after the pages they mapped, uncharged from the
+        // memcg of the task they were made for (tasks do not change memcg).
+        let memcg = self.memcg.as_ref().map(|_| self.task_memcg(task));
         for pfn in std::mem::take(&mut self.regions[r].pt) {
             if pfn != NIL {
                 self.free_pages(pfn, 0);
+                self.stat.nr_page_table_pages -= 1;
+                if let Some(id) = memcg {
+                    self.memcg_pgtable_uncharge(id);
+                }
             }
         }
     }

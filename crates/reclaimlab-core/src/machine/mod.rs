@@ -102,6 +102,8 @@ pub struct NodeStats {
     pub nr_dirty: u64,
     pub nr_writeback: u64,
     pub nr_swapcached: u64,
+    /// `NR_PAGETABLE`: user page-table pages (`[host] page_tables`).
+    pub nr_page_table_pages: u64,
     pub workingset_refault: [u64; 2],
     pub workingset_activate: [u64; 2],
     pub workingset_restore: [u64; 2],

@@ -48,6 +48,7 @@ pub fn memory_stat(mc: &MemCgroups, node: &Machine, id: CounterId) -> Vec<(&'sta
             }
             let v = match k.name {
                 "kernel" => km.kmem_pages,
+                "pagetables" => km.pagetables,
                 "anon" => size[LRU_INACTIVE_ANON] + size[LRU_ACTIVE_ANON],
                 "file" => size[LRU_INACTIVE_FILE] + size[LRU_ACTIVE_FILE],
                 "inactive_anon" => size[LRU_INACTIVE_ANON],

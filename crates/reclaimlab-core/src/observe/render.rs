@@ -60,6 +60,7 @@ pub fn node_stats(node: &Machine) -> [u64; NR_NODE_STATS] {
     s[NodeStat::NrDirtied as usize] = st.nr_dirtied;
     s[NodeStat::NrWritten as usize] = st.nr_written;
     s[NodeStat::NrSwapcached as usize] = st.nr_swapcached;
+    s[NodeStat::NrPageTablePages as usize] = st.nr_page_table_pages;
     let (reclaimable, unreclaimable) = node.slab.pages();
     s[NodeStat::NrSlabReclaimable as usize] = reclaimable;
     s[NodeStat::NrSlabUnreclaimable as usize] = unreclaimable;

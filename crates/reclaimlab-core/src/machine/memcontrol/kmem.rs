@@ -42,6 +42,9 @@ pub struct KmemStat {
     pub slab_bytes: [u64; 2],
     /// Objects charged to it now (for the invariant checks and summary).
     pub objects: u64,
+    /// `NR_PAGETABLE`: its tasks' page-table pages (memory.stat `pagetables`), charged as
+    /// whole kernel pages (inside `kmem_pages`).
+    pub pagetables: u64,
 }
 
 impl KmemStat {
@@ -149,6 +152,39 @@ impl Machine {
         if pages > 0 {
             mc.memory.uncharge(id, pages);
         }
+    }
+
+    /// A user page-table page allocated for task `t` (`GFP_PGTABLE_USER` has `__GFP_ACCOUNT`:
+    /// `__memcg_kmem_charge_page`): one kernel page charged to the task's memcg, with the
+    /// allocation's `gfp` for its limit reclaim. The memcg charged (the root: none), or the
+    /// allocation's failure; the caller frees the page then (`pte_alloc_one` returns NULL).
+    pub fn memcg_pgtable_charge(&mut self, gfp: Gfp, t: &mut TaskCtx) -> Result<CounterId, Access> {
+        if self.memcg.is_none() {
+            return Ok(ROOT_COUNTER);
+        }
+        let id = self.task_memcg(t.task);
+        if id == ROOT_COUNTER {
+            return Ok(ROOT_COUNTER);
+        }
+        self.try_charge_memcg_gfp(id, 1, gfp, t)
+            .map_err(|f| f.access())?;
+        let k = &mut self.memcg.as_mut().expect("cgroups").kmem[id as usize];
+        k.kmem_pages += 1;
+        k.pagetables += 1;
+        self.note_over_high(id, 1, t);
+        Ok(id)
+    }
+
+    /// The page-table page charged to memcg `id` is freed (`free_pgtables`).
+    pub fn memcg_pgtable_uncharge(&mut self, id: CounterId) {
+        if id == ROOT_COUNTER {
+            return;
+        }
+        let Some(mc) = &mut self.memcg else { return };
+        let k = &mut mc.kmem[id as usize];
+        k.kmem_pages -= 1;
+        k.pagetables -= 1;
+        mc.memory.uncharge(id, 1);
     }
 }
 
@@ -258,5 +294,50 @@ mod tests {
         assert_eq!(k.stock_bytes, 3 * 4096 - 8200);
         assert_eq!(k.uncharge(8200), 3);
         assert_eq!((k.kmem_pages, k.stock_bytes), (0, 0));
+    }
+
+    #[test]
+    fn page_tables_are_charged_to_the_task_s_memcg_and_given_back_at_exit() {
+        // 1,000 pages touched by a task of memcg a: two page-table pages (512 entries each),
+        // charged with the pages they map, and all of it uncharged when the region goes.
+        let text = "name = \"t\"\n[host]\nram = \"64MiB\"\npage_tables = true\n\
+                    [[cgroup]]\nname = \"a\"\n\
+                    [[workload]]\nname = \"w\"\nanon = { size = \"1MiB\" }\n";
+        let scn = crate::scenario::parse_str(text, "t.toml").unwrap();
+        let mut m = crate::run::host_machine(&scn, 1, false).unwrap();
+        m.setup_memcg(&scn.cgroups).unwrap();
+        let task = m.add_task("w", 0);
+        m.memcg.as_mut().unwrap().set_task_memcg(task, A);
+        let r = m.add_region(task, 1000, true).unwrap();
+        let base = m.regions[r].base;
+        let mut t = TaskCtx {
+            task,
+            ..Default::default()
+        };
+        for vp in base..base + 1000 {
+            assert_eq!(m.anon_access(vp, true, &mut t), Access::Done);
+        }
+        let mc = m.memcg.as_ref().unwrap();
+        assert_eq!(mc.memory.get(A).usage, 1000 + 2);
+        assert_eq!((mc.kmem[1].kmem_pages, mc.kmem[1].pagetables), (2, 2));
+        assert_eq!(m.stat.nr_page_table_pages, 2);
+        m.free_anon_region(r);
+        let mc = m.memcg.as_ref().unwrap();
+        assert_eq!(mc.memory.get(A).usage, 0);
+        assert_eq!((mc.kmem[1].kmem_pages, mc.kmem[1].pagetables), (0, 0));
+        assert_eq!(m.stat.nr_page_table_pages, 0);
+        // A page table its memcg has no room for (memory.max 0) and nothing to reclaim: the
+        // memcg's OOM killer takes the task itself, the fault fails and no page is kept.
+        let (mut m, _) = machine();
+        m.cfg.host.page_tables = true;
+        let task = m.add_task("w", 0);
+        m.memcg.as_mut().unwrap().set_task_memcg(task, A);
+        t.task = task;
+        let r = m.add_region(task, 8, true).unwrap();
+        let vp = m.regions[r].base;
+        assert_eq!(m.anon_access(vp, true, &mut t), Access::Killed);
+        assert_eq!(m.memcg.as_ref().unwrap().events[1].hier.oom_kill, 1);
+        assert_eq!(m.stat.nr_page_table_pages, 0);
+        assert_eq!(m.memcg.as_ref().unwrap().kmem[1], KmemStat::default());
     }
 }

@@ -263,6 +263,7 @@ impl MemCgroups {
             s.slab_bytes[0] += o.slab_bytes[0];
             s.slab_bytes[1] += o.slab_bytes[1];
             s.objects += o.objects;
+            s.pagetables += o.pagetables;
         }
         s
     }
