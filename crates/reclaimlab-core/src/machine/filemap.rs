@@ -214,7 +214,7 @@ impl Machine {
     }
 
     /// `filemap_add_folio`: insert a new page, check its shadow for a refault, add to the LRU.
-    fn page_cache_insert(&mut self, vp: u32, pfn: u32) {
+    pub(crate) fn page_cache_insert(&mut self, vp: u32, pfn: u32) {
         self.frames.set_page(pfn, 0, vp);
         let shadow = pte_shadow(self.pte[vp as usize]);
         if shadow != SHADOW_NONE {

@@ -58,18 +58,25 @@ impl Machine {
             return Err(Access::Retry(wait));
         }
         let ag = dir % fs.xfs.ags.len() as u32;
-        let plan = fs.plan_create(ag, dir, data.1 > 0);
-        let (dcache, icache) = (fs.dentry_cache, fs.inode_cache);
-        self.kmem_cache_alloc(dcache, gfp, t)?;
-        if let Err(a) = self.kmem_cache_alloc(icache, gfp, t) {
-            self.kmem_cache_free(dcache, 1);
-            return Err(a);
-        }
-        let reserve = match self.fs_reserve(plan, gfp, t) {
+        // ext4 looks up and holds its blocks first: reclaim cannot take them from the plan.
+        let (held, plan) = if xfs {
+            (None, fs.plan_create(ag, dir))
+        } else {
+            let (h, journal_heads) = self.ext4_create_begin(ag, dir, t)?;
+            let plan = super::meta::MetaPlan {
+                item: data.1 > 0,
+                journal_heads,
+                ..Default::default()
+            };
+            (Some(h), plan)
+        };
+        let reserve = self.fs_create_alloc(plan, gfp, t);
+        let reserve = match reserve {
             Ok(r) => r,
             Err(a) => {
-                self.kmem_cache_free(icache, 1);
-                self.kmem_cache_free(dcache, 1);
+                if let Some(h) = held {
+                    self.bdev_put(h);
+                }
                 return Err(a);
             }
         };
@@ -94,7 +101,30 @@ impl Machine {
         fs.dcache.dput(dentry);
         fs.stats.creates += 1;
         self.fs = Some(fs);
+        if let Some(h) = held {
+            self.ext4_create_end(ag, file, h);
+        }
         Ok(file)
+    }
+
+    /// A create's dentry, inode and what `plan` needs; on failure nothing is kept.
+    fn fs_create_alloc(
+        &mut self,
+        plan: super::meta::MetaPlan,
+        gfp: Gfp,
+        t: &mut TaskCtx,
+    ) -> Result<super::meta::Reserve, Access> {
+        let fs = self.fs.as_ref().expect("a filesystem is mounted");
+        let (dcache, icache) = (fs.dentry_cache, fs.inode_cache);
+        self.kmem_cache_alloc(dcache, gfp, t)?;
+        if let Err(a) = self.kmem_cache_alloc(icache, gfp, t) {
+            self.kmem_cache_free(dcache, 1);
+            return Err(a);
+        }
+        self.fs_reserve(plan, gfp, t).inspect_err(|_| {
+            self.kmem_cache_free(icache, 1);
+            self.kmem_cache_free(dcache, 1);
+        })
     }
 
     /// Files that exist on disk but are not cached (a data set present before the run):
@@ -122,7 +152,9 @@ impl Machine {
     /// Path lookup and open of `file` (`d_lookup` / `xfs_lookup` → `xfs_iget`): the dentry
     /// is held until [`fs_close`](Self::fs_close). A cached dentry is a hit; an inode still in
     /// memory gets a new dentry (an XFS-reclaimable one is recycled); otherwise the inode is
-    /// read from disk, and the result is `Ok(Some(t))`: the caller waits until `t`.
+    /// read from disk, and the result is `Ok(Some(t))`: the caller waits until `t`. ext4
+    /// reads the blocks it needs (the directory block of the entry, the inode's block) only
+    /// when they are not in the block device's page cache (`bdev.rs`).
     pub fn fs_open(&mut self, file: u32, t: &mut TaskCtx) -> Result<Option<u64>, Access> {
         let at = self.now + t.cost_ns;
         self.fs_catch_up(at);
@@ -135,7 +167,22 @@ impl Machine {
             return Ok(None);
         }
         let (dcache, icache) = (fs.dentry_cache, fs.inode_cache);
-        self.kmem_cache_alloc(dcache, GFP_KERNEL, t)?;
+        let ext4 = fs.cfg.fs_type == FsType::Ext4;
+        let (mut held, mut done) = if ext4 {
+            let (h, d) = self.ext4_lookup_dir(file, t)?;
+            (Some(h), d)
+        } else {
+            (None, None)
+        };
+        let put = |m: &mut Machine, held: Option<super::bdev::Held>| {
+            if let Some(h) = held {
+                m.bdev_put(h);
+            }
+        };
+        if let Err(a) = self.kmem_cache_alloc(dcache, GFP_KERNEL, t) {
+            put(self, held);
+            return Err(a);
+        }
         // The allocation may have reclaimed this file's inode: look again.
         let fs = self.fs.as_ref().expect("mounted");
         let cold = fs.files[file as usize].ino == NONE;
@@ -144,7 +191,18 @@ impl Machine {
         if cold {
             if let Err(a) = self.kmem_cache_alloc(icache, GFP_KERNEL, t) {
                 self.kmem_cache_free(dcache, 1);
+                put(self, held);
                 return Err(a);
+            }
+            if let Some(h) = held {
+                match self.ext4_iget_block(file, h, done, t) {
+                    Ok((h, d)) => (held, done) = (Some(h), d),
+                    Err(a) => {
+                        self.kmem_cache_free(icache, 1);
+                        self.kmem_cache_free(dcache, 1);
+                        return Err(a);
+                    }
+                }
             }
             // Reading the inode reads its block: a buffer unless it is in memory.
             let plan = self.fs.as_ref().expect("mounted").plan_read(ag);
@@ -153,6 +211,7 @@ impl Machine {
                 Err(a) => {
                     self.kmem_cache_free(icache, 1);
                     self.kmem_cache_free(dcache, 1);
+                    put(self, held);
                     return Err(a);
                 }
             }
@@ -171,7 +230,9 @@ impl Machine {
         }
         let ino = if let Some(r) = reserve {
             fs.stats.lookups_cold += 1;
-            wait = Some(fs.xfs.io.read(at, fs.cfg.io_latency_ns));
+            if !ext4 {
+                wait = Some(fs.xfs.io.read(at, fs.cfg.io_latency_ns));
+            }
             let filling = fs.filling_cluster(f.ag);
             let ino = fs.xfs_ialloc(f.ag, file, XfsState::Clean);
             self.fs_attach(&mut fs, r, ino, None, filling);
@@ -192,6 +253,10 @@ impl Machine {
         fe.ino = ino;
         fe.dentry = dentry;
         self.fs = Some(fs);
+        if let Some(h) = held {
+            self.bdev_put(h);
+            wait = done;
+        }
         Ok(wait)
     }
 
