@@ -15,7 +15,9 @@
 //!   entry, and its `buffer_head` goes back to the slab.
 //!
 //! Abstractions (docs/MODEL.md): the journal's checkpoint is immediate (a committed block is
-//! clean at once, never written back by the flusher); only inode-table and directory blocks
+//! clean and free at once; in 6.1 it stays dirty, with its journal head, until the checkpoint
+//! or the flusher writes it in place); the per-CPU `bh_lru` references to the most recently
+//! used buffers are not held; only inode-table and directory blocks
 //! are modelled (no bitmaps, group descriptors or htree index blocks); a create uses its
 //! inode's block and the directory's last block, a lookup whose dentry is gone the block of
 //! the file's entry; a file made before the run has its on-disk inode slot given at its
@@ -191,6 +193,40 @@ impl Machine {
     /// Pages of the block device's page cache (meminfo's `Buffers`).
     pub fn nr_blockdev_pages(&self) -> u64 {
         self.bdev.as_ref().map_or(0, |b| b.nr_pages)
+    }
+
+    /// The cache's consistency (checked by `observe::invariants`): its page count is the pages
+    /// present in its regions, each with one `buffer_head`; a held or journalled block is in
+    /// memory; the running transaction has a journal head for each block it dirtied.
+    pub fn bdev_check(&self) -> Result<(), String> {
+        let Some(bd) = self.bdev.as_ref() else {
+            return Ok(());
+        };
+        let present = bd
+            .ranges()
+            .flat_map(|(base, n)| base..base + n)
+            .filter(|&vp| pte_present(self.pte[vp as usize]))
+            .count() as u64;
+        let heads = self.slab.caches[bd.buf_cache].objects;
+        if present != bd.nr_pages || heads != bd.nr_pages {
+            return Err(format!(
+                "block device: {} pages counted, {present} present, {heads} buffer_heads",
+                bd.nr_pages
+            ));
+        }
+        for (b, h) in bd.blocks.iter().enumerate() {
+            if (h.count > 0 || h.jdirty) && !pte_present(self.pte[bd.vpage(b as u32) as usize]) {
+                return Err(format!("block device: block {b} {h:?} is not in memory"));
+            }
+        }
+        let journal_heads = self.fs.as_ref().map_or(0, |fs| fs.meta.journal_heads);
+        if journal_heads != bd.dirty.len() as u64 {
+            return Err(format!(
+                "block device: {} blocks dirtied, {journal_heads} journal heads",
+                bd.dirty.len()
+            ));
+        }
+        Ok(())
     }
 
     /// `__getblk` + `bh_read` of block `b`, holding it: its page is marked accessed if in

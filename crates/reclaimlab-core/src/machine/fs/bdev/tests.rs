@@ -35,6 +35,15 @@ fn create(m: &mut Machine, n: u32) {
     }
 }
 
+/// An ext4 machine with `n` files created in directory 0 and the transaction committed.
+fn committed_files(n: u32) -> Machine {
+    let mut m = ext4_machine();
+    create(&mut m, n);
+    let commit = m.fs.as_ref().unwrap().cfg.journal_commit_ns;
+    m.jbd2_catch_up(commit);
+    m
+}
+
 /// One reclaim pass over the whole file LRU: deactivate the active list, then shrink the
 /// inactive one. Returns the pages reclaimed.
 fn reclaim_file(m: &mut Machine) -> u64 {
@@ -74,6 +83,7 @@ fn journalled_blocks_are_kept_until_the_commit_then_evicted() {
     assert_eq!(m.slab.caches[jh].objects, 3);
     assert_eq!(m.stat.nr_file_pages, 3, "the device's pages are page cache");
     assert_eq!(m.bdev.as_ref().unwrap().dirty.len(), 3);
+    m.bdev_check().unwrap();
     // The inode blocks were used 16 times each, the directory block 32: all active.
     assert_eq!(m.lruvec.size(LRU_ACTIVE_FILE), 3);
     let activate0 = m.vm.get(VmEvent::Pgactivate);
@@ -107,6 +117,10 @@ fn journalled_blocks_are_kept_until_the_commit_then_evicted() {
         );
     }
     assert_eq!(m.bdev.as_ref().unwrap().stats.released, 3);
+    m.bdev_check().unwrap();
+    // The check sees a count that does not match the pages.
+    m.bdev.as_mut().unwrap().nr_pages += 1;
+    assert!(m.bdev_check().is_err());
 }
 
 /// After the blocks were evicted and the inodes too, a stat of file 0 reads its directory
@@ -116,10 +130,7 @@ fn journalled_blocks_are_kept_until_the_commit_then_evicted() {
 /// same blocks: no read.
 #[test]
 fn an_evicted_block_read_again_is_a_refault() {
-    let mut m = ext4_machine();
-    create(&mut m, 32);
-    let commit = m.fs.as_ref().unwrap().cfg.journal_commit_ns;
-    m.jbd2_catch_up(commit);
+    let mut m = committed_files(32);
     assert_eq!(reclaim_file(&mut m), 3);
     evict_inodes(&mut m);
     // 256 anonymous pages: with swap, the workingset a file refault is measured against.
@@ -162,10 +173,7 @@ fn an_evicted_block_read_again_is_a_refault() {
 /// it is evicted like the others. `drop_caches` frees clean free blocks with their buffers.
 #[test]
 fn a_held_block_is_not_reclaimed() {
-    let mut m = ext4_machine();
-    create(&mut m, 32);
-    let commit = m.fs.as_ref().unwrap().cfg.journal_commit_ns;
-    m.jbd2_catch_up(commit);
+    let mut m = committed_files(32);
     // Hold the directory block (device block 1: the inode block was looked up first).
     let mut t = TaskCtx::default();
     assert_eq!(m.bdev_getblk(1, false, 0, &mut t).unwrap(), None);
