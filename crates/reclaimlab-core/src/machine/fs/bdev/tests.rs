@@ -190,3 +190,49 @@ fn a_held_block_is_not_reclaimed() {
     assert_eq!((m.nr_blockdev_pages(), buffer_heads(&m)), (0, 0));
     assert_eq!(m.stat.nr_file_pages, 0);
 }
+
+/// The order a create follows: it holds its blocks before its other allocations, so the
+/// reclaim those enter (here the journal heads' new slab page, with memory at the min
+/// watermark and only the device's pages on the LRU) activates the held blocks and evicts
+/// the others. 32 files and a commit leave three clean blocks (0: inode-table block 0, 1: the
+/// directory block, 2: inode-table block 1); file 32 starts inode-table block 2 (device block
+/// 3, a new page) and adds its entry to block 1.
+#[test]
+fn a_create_keeps_its_blocks_through_the_reclaim_its_allocations_enter() {
+    let text = "name = \"t\"\n[host]\nram = \"64MiB\"\npcp_lists = false\n\
+                [[workload]]\nname = \"w\"\nanon = { size = \"1MiB\" }\n";
+    let scn = crate::scenario::parse_str(text, "t.toml").unwrap();
+    let mut m = crate::run::host_machine(&scn, 1, false).unwrap();
+    let cfg = FsConfig {
+        fs_type: FsType::Ext4,
+        ..super::super::tests::config()
+    };
+    // No superblock shrinking: reclaim can free nothing but the device's pages.
+    m.mount_fs(cfg.clone(), 0);
+    create(&mut m, 32);
+    m.jbd2_catch_up(cfg.journal_commit_ns);
+    let jh = m.fs.as_ref().unwrap().meta.journal_head_cache.unwrap();
+    assert_eq!(
+        m.slab.caches[jh].nr_slabs(),
+        0,
+        "the commit emptied the journal heads"
+    );
+    // One movable page (the new block's) passes the min watermark; the next allocation not.
+    m.leave_one_movable_page();
+    let mut t = TaskCtx::default();
+    let file = m.fs_create(0, GFP_KERNEL, (NONE, 0), &mut t).unwrap();
+    assert_eq!(file, 32);
+    assert!(
+        m.vm.get(VmEvent::PgstealDirect) >= 1,
+        "the create reclaimed"
+    );
+    let bd = m.bdev.as_ref().unwrap();
+    assert!(bd.stats.busy >= 1, "a held block met: {:?}", bd.stats);
+    for b in [1, 3] {
+        assert!(pte_present(m.pte[vpage(&m, b) as usize]), "block {b}");
+        assert!(bd.blocks[b as usize].jdirty, "block {b}");
+    }
+    assert!(bd.stats.released >= 1, "{:?}", bd.stats);
+    assert_eq!(m.slab.caches[jh].objects, 2);
+    m.bdev_check().unwrap();
+}
