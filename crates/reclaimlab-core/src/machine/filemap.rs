@@ -214,7 +214,7 @@ impl Machine {
     }
 
     /// `filemap_add_folio`: insert a new page, check its shadow for a refault, add to the LRU.
-    fn page_cache_insert(&mut self, vp: u32, pfn: u32) {
+    pub(crate) fn page_cache_insert(&mut self, vp: u32, pfn: u32) {
         self.frames.set_page(pfn, 0, vp);
         let shadow = pte_shadow(self.pte[vp as usize]);
         if shadow != SHADOW_NONE {
@@ -238,10 +238,37 @@ impl Machine {
 }
 
 #[cfg(test)]
+impl Machine {
+    /// Tests: take every free page as a kernel page, then give them back until one movable
+    /// page can be had at the min watermark and the next cannot (the machine needs
+    /// `pcp_lists = false`).
+    pub(crate) fn leave_one_movable_page(&mut self) {
+        use crate::machine::watermark::alloc_flags::{ALLOC_NO_WATERMARKS, ALLOC_WMARK_MIN};
+        use crate::machine::watermark::{MIGRATE_MOVABLE, MIGRATE_UNMOVABLE};
+        let hz = MAX_NR_ZONES - 1;
+        let mut held = Vec::new();
+        while let Some(p) =
+            self.get_page_from_freelist(0, ALLOC_NO_WATERMARKS, hz, MIGRATE_UNMOVABLE)
+        {
+            self.mark_kernel_pages(p, 0);
+            held.push(p);
+        }
+        // Give pages back, highest zone first (taken first), until one movable page passes
+        // the min watermark, then return that page.
+        for p in held {
+            self.free_pages(p, 0);
+            if let Some(p) = self.get_page_from_freelist(0, ALLOC_WMARK_MIN, hz, MIGRATE_MOVABLE) {
+                self.free_pages(p, 0);
+                return;
+            }
+        }
+        unreachable!("all memory is free again")
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
-    use crate::machine::watermark::alloc_flags::{ALLOC_NO_WATERMARKS, ALLOC_WMARK_MIN};
-    use crate::machine::watermark::{MIGRATE_MOVABLE, MIGRATE_UNMOVABLE};
 
     /// A machine whose free memory is at the point where one more movable page can be had
     /// at the min watermark and the next cannot: a read miss gets its own page, and its first
@@ -263,23 +290,8 @@ mod tests {
             let pfn = m.page_cache_alloc(vp, &mut t).unwrap();
             assert_eq!(m.frames.owner(pfn), vp);
         }
-        let hz = MAX_NR_ZONES - 1;
-        let mut held = Vec::new();
-        while let Some(p) = m.get_page_from_freelist(0, ALLOC_NO_WATERMARKS, hz, MIGRATE_UNMOVABLE)
-        {
-            m.mark_kernel_pages(p, 0);
-            held.push(p);
-        }
-        // Give pages back, highest zone first (taken first), until one movable page passes
-        // the min watermark, then return that page.
-        for p in held {
-            m.free_pages(p, 0);
-            if let Some(p) = m.get_page_from_freelist(0, ALLOC_WMARK_MIN, hz, MIGRATE_MOVABLE) {
-                m.free_pages(p, 0);
-                return (m, base);
-            }
-        }
-        unreachable!("all memory is free again")
+        m.leave_one_movable_page();
+        (m, base)
     }
 
     /// `at_the_min_watermark(1)` with a read-ahead window paced by `readahead_alloc`.

@@ -266,6 +266,8 @@ pub struct Machine {
     pub slab: slab::Slab,
     /// The mounted filesystem, if the scenario has one.
     pub fs: Option<Box<fs::Filesystem>>,
+    /// The data device's page cache of metadata blocks (ext4's; `None` otherwise).
+    pub bdev: Option<Box<fs::bdev::BdevCache>>,
     /// Draws kswapd's wake-up latencies from `[cost] wakeup_latency_samples` (untouched
     /// without samples).
     pub wakeup_rng: crate::engine::Rng,
@@ -433,6 +435,7 @@ impl Machine {
             shrink_sleep_ns: 0,
             slab: Default::default(),
             fs: None,
+            bdev: None,
             wakeup_rng: crate::engine::Rng::for_actor(p.seed, "kswapd-wakeup"),
             memcg: None,
             psi: psi::Psi::new(cpus as usize, HZ, 0),

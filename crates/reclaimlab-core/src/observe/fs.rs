@@ -127,6 +127,17 @@ pub fn fs_summary(world: &World, ids: &[ActorId], end_ns: u64) -> Option<Value> 
             "buffer_pages": fs.meta.buf_pages,
             "journal_commits": fs.meta.stats.journal_commits,
         });
+        if let Some(bd) = m.bdev.as_ref() {
+            let b = &bd.stats;
+            out["fs"]["bdev"] = json!({
+                "pages": bd.nr_pages,
+                "lookups": b.lookups,
+                "hits": b.hits,
+                "reads": b.reads,
+                "released": b.released,
+                "busy": b.busy,
+            });
+        }
     }
     // The workloads' own reports: simoops's latencies and rates, fsmark's create rate.
     let mut alloc = Latency::new();

@@ -402,6 +402,7 @@ impl Checker {
         }
         self.prev_events = node.vm.c;
         super::slab_invariants::check(node)?;
+        node.bdev_check()?;
         match &node.xen {
             Some(x) => x.check(&node.frames),
             None => Ok(()),

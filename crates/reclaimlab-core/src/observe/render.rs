@@ -146,13 +146,14 @@ pub fn meminfo_text(node: &Machine) -> String {
     let mut available = free as i64 - reserve as i64;
     available += (file - (file / 2).min(wmark_low)) as i64;
     available += (sreclaimable - (sreclaimable / 2).min(wmark_low)) as i64;
-    let buffers = node.fs.as_ref().map_or(0, |fs| fs.blockdev_pages());
+    // Cached is the page cache less the block device's pages (`Buffers`).
+    let buffers = node.nr_blockdev_pages();
     procfs::format_meminfo(&procfs::MeminfoSnapshot {
         total: node.total_managed_pages(),
         free,
         available: available.max(0) as u64,
         buffers,
-        cached: st.nr_file_pages,
+        cached: st.nr_file_pages - buffers,
         swap_cached: st.nr_swapcached,
         active_anon: l(LRU_ACTIVE_ANON),
         inactive_anon: l(LRU_INACTIVE_ANON),

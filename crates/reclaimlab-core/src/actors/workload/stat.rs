@@ -3,7 +3,8 @@
 //! `find -exec stat` or `ls -l` over fs_mark's directories does. A lookup whose dentry is
 //! cached costs `hit_cost`; one whose dentry was pruned allocates a new dentry and finds the
 //! inode in memory (XFS: recycles it if XFS reclaim had it) or reads it back from disk at the
-//! filesystem's `io_latency`, allocating the inode again (`Machine::fs_open`). Lookups are
+//! filesystem's `io_latency`, allocating the inode again (`Machine::fs_open`; ext4 reads its
+//! metadata blocks only when they are not in the block device's page cache). Lookups are
 //! never inside a transaction: their allocations are GFP_KERNEL.
 
 use super::spec::StatSpec;

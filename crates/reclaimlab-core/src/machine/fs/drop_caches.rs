@@ -17,8 +17,16 @@ impl Machine {
                 continue;
             }
             let (base, pages) = (reg.base, reg.pages);
+            // The block device's pages give up their buffers first.
+            if self
+                .bdev
+                .as_ref()
+                .is_some_and(|b| b.block_of(base).is_some())
+            {
+                continue;
+            }
             freed += self.invalidate_mapping_pages(base, pages);
         }
-        freed
+        freed + self.bdev_invalidate()
     }
 }

@@ -5,10 +5,11 @@
 //!   until XFS reclaim frees the inode; an `xfs_buf` and its pages for every inode cluster
 //!   buffer and every directory block. XFS buffer pages are neither page cache nor slab
 //!   (`xfs_buf_alloc_pages`): they show only as memory gone from `MemFree`.
-//! * ext4: a `buffer_head` and a block-device page cache page (`Buffers` in meminfo) for every
-//!   inode-table block and directory block; a `jbd2_journal_head` for every metadata block the
-//!   running transaction dirtied, freed when it commits; a `jbd2_inode` for every inode with
-//!   data written in ordered mode, freed when the inode is evicted.
+//! * ext4: its inode-table and directory blocks are pages of the block device's page cache,
+//!   each with a `buffer_head` (`Buffers` in meminfo), on the file LRU and reclaimed as file
+//!   pages (`bdev.rs`); a `jbd2_journal_head` for every metadata block the running transaction
+//!   dirtied, freed when it commits; a `jbd2_inode` for every inode with data written in
+//!   ordered mode, freed when the inode is evicted.
 //!
 //! * XFS logs a change by copying the item into a buffer the log item keeps for its next
 //!   commit to the CIL (`xlog_cil_alloc_shadow_bufs`: `li_lv_shadow`, a plain `kmalloc`):
@@ -22,11 +23,11 @@
 //! `xfs_ili`, `xfs_buf`, `buffer_head` and `jbd2_journal_head` (`SLAB_TEMPORARY`) are
 //! reclaimable, `jbd2_inode` and the `kmalloc` shadows are not.
 //!
-//! Abstractions ([recon], documented in docs/MODEL.md): no buffer cache shrinker
-//! (`xfs_buftarg_shrink`) and no page reclaim of block-device pages. An inode block's buffer
-//! lives while the block has an in-core inode or is the one its group is filling; a directory
-//! block lives for the run (the directory is in use as long as files are created in it); an
-//! ext4 transaction's journal heads go at its commit (checkpointing is taken as immediate).
+//! Abstractions ([recon], documented in docs/MODEL.md): no XFS buffer cache shrinker
+//! (`xfs_buftarg_shrink`). An XFS inode cluster's buffer lives while the cluster has an
+//! in-core inode or is the one its AG is filling; an XFS directory block lives for the run
+//! (the directory is in use as long as files are created in it); an ext4 transaction's
+//! journal heads go at its commit (checkpointing is taken as immediate).
 //! A log item's shadow buffer lives as long as the item (the kernel frees an inode cluster
 //! buffer's item, and its shadow, once the buffer is clean; here it goes with the buffer).
 
@@ -36,24 +37,21 @@ use super::super::slab::CacheId;
 use super::super::{Machine, PAGE_SIZE};
 use super::{Filesystem, FsConfig, FsType};
 
-/// An inode block's buffer (XFS inode cluster buffer, ext4 inode-table block): its pages
-/// (empty: not in memory) and the ext4 transaction that last dirtied it.
+/// An XFS inode cluster buffer: its pages (empty: not in memory).
 #[derive(Debug, Clone, Default)]
 pub struct BlockBuf {
     pub pages: Vec<u32>,
-    pub tid: u64,
     /// XFS: its log item holds a shadow buffer (the buffer came in for a create, which logs
     /// it; one read in for a lookup is not logged).
     pub shadow: bool,
 }
 
-/// A directory's blocks: entries created in it, the pages of its blocks, and the ext4
-/// transaction that last dirtied its last block.
+/// A directory: entries created in it and (XFS) the pages of its blocks (ext4's are the block
+/// device's, `bdev.rs`).
 #[derive(Debug, Clone, Default)]
 pub struct Dir {
     pub entries: u64,
     pub pages: Vec<u32>,
-    pub tid: u64,
 }
 
 /// Counters of the filesystem's kernel memory (summary.json `fs`).
@@ -87,10 +85,12 @@ pub struct FsMeta {
     pub block_pages: u32,
     /// Inodes per inode block (XFS: `cluster_inodes`; ext4: 4096 / on-disk inode size).
     pub block_inodes: u32,
-    /// Pages held by metadata buffers (inode blocks and directory blocks).
+    /// Pages held by XFS metadata buffers (inode clusters and directory blocks).
     pub buf_pages: u64,
     pub dirs: Vec<Dir>,
-    /// ext4: the running transaction (starts at 1; a buffer's tid 0 is "never dirtied").
+    /// ext4: where its inodes and directory entries are on the device.
+    pub ext4: super::bdev::Ext4Layout,
+    /// ext4: the running transaction (starts at 1).
     pub tid: u64,
     /// ext4: journal heads held by the running transaction.
     pub journal_heads: u64,
@@ -104,9 +104,9 @@ pub struct FsMeta {
 pub struct MetaPlan {
     /// A per-inode item (`xfs_ili` / `jbd2_inode`).
     pub item: bool,
-    /// A new buffer for the inode's block.
+    /// XFS: a new buffer for the inode's cluster.
     pub inode_block: bool,
-    /// A new directory block.
+    /// XFS: a new directory block.
     pub dir_block: bool,
     /// Journal heads the running transaction gains.
     pub journal_heads: u64,
@@ -133,15 +133,6 @@ impl FsConfig {
 }
 
 impl Filesystem {
-    /// Pages of the block device's page cache (`nr_blockdev_pages`, meminfo's `Buffers`):
-    /// ext4's metadata blocks; XFS's buffers are not page cache.
-    pub fn blockdev_pages(&self) -> u64 {
-        match self.cfg.fs_type {
-            FsType::Xfs => 0,
-            FsType::Ext4 => self.meta.buf_pages,
-        }
-    }
-
     /// Inodes per inode block.
     pub fn block_inodes(&self) -> u32 {
         self.meta.block_inodes
@@ -163,37 +154,29 @@ impl Filesystem {
         self.xfs.ags[ag as usize].bufs.get(c as usize)
     }
 
-    /// What a create in directory `dir` (in `ag`) needs; `data`: the file gets data.
-    pub fn plan_create(&self, ag: u32, dir: u32, data: bool) -> MetaPlan {
+    /// What an XFS create in directory `dir` (in `ag`) needs (ext4's plan is made with its
+    /// blocks held: `Machine::ext4_create_begin`).
+    pub fn plan_create(&self, ag: u32, dir: u32) -> MetaPlan {
         let c = self.next_cluster(ag);
         let buf = self.block_buf(ag, c);
         let inode_block = buf.is_none_or(|b| b.pages.is_empty());
-        let d = self.meta.dirs.get(dir as usize);
-        let entries = d.map_or(0, |d| d.entries);
+        let entries = self.meta.dirs.get(dir as usize).map_or(0, |d| d.entries);
         let dir_block = entries.is_multiple_of(self.cfg.dirents_per_block);
-        let mut plan = MetaPlan {
-            item: match self.cfg.fs_type {
-                FsType::Xfs => true,
-                FsType::Ext4 => data,
-            },
+        MetaPlan {
+            item: true,
             inode_block,
             dir_block,
             journal_heads: 0,
-        };
-        if self.cfg.fs_type == FsType::Ext4 {
-            let tid = self.meta.tid;
-            let inode_dirty = !inode_block && buf.is_some_and(|b| b.tid == tid);
-            let dir_dirty = !dir_block && d.is_some_and(|d| d.tid == tid);
-            plan.journal_heads = u64::from(!inode_dirty) + u64::from(!dir_dirty);
         }
-        plan
     }
 
-    /// What reading an inode back into `ag` needs: its block's buffer, if not in memory.
+    /// What reading an inode back into `ag` needs: XFS, its cluster's buffer if not in memory
+    /// (ext4's block is looked up before: `Machine::ext4_iget_block`).
     pub fn plan_read(&self, ag: u32) -> MetaPlan {
         let c = self.next_cluster(ag);
         MetaPlan {
-            inode_block: self.block_buf(ag, c).is_none_or(|b| b.pages.is_empty()),
+            inode_block: self.cfg.fs_type == FsType::Xfs
+                && self.block_buf(ag, c).is_none_or(|b| b.pages.is_empty()),
             ..Default::default()
         }
     }
@@ -233,6 +216,7 @@ impl Machine {
                 let jh =
                     self.kmem_cache_create("jbd2_journal_head", cfg.journal_head_size, true, frag);
                 let per_block = (PAGE_SIZE / cfg.disk_inode_bytes()).max(1);
+                self.bdev = Some(Box::new(super::bdev::BdevCache::new(bh)));
                 (jinode, bh, Some(jh), 1, per_block)
             }
         };
@@ -246,6 +230,7 @@ impl Machine {
             block_inodes: block_inodes.max(1) as u32,
             buf_pages: 0,
             dirs: Vec::new(),
+            ext4: Default::default(),
             tid: 1,
             journal_heads: 0,
             next_commit_ns: cfg.journal_commit_ns,
@@ -353,8 +338,6 @@ impl Machine {
     ) {
         let i = fs.icache.i[ino as usize];
         let c = i.agino / fs.block_inodes();
-        let tid = fs.meta.tid;
-        let ext4 = fs.cfg.fs_type == FsType::Ext4;
         let item_cache = fs.meta.item_cache;
         if r.objs.contains(&item_cache) {
             fs.icache.i[ino as usize].item = true;
@@ -373,9 +356,6 @@ impl Machine {
             a.bufs[c as usize].shadow = r.block_shadow;
             fs.meta.stats.block_bufs_allocated += 1;
         }
-        if ext4 && dir.is_some() {
-            a.bufs[c as usize].tid = tid;
-        }
         if let Some(d) = dir {
             let dirs = &mut fs.meta.dirs;
             if dirs.len() <= d as usize {
@@ -388,9 +368,6 @@ impl Machine {
                 dd.pages.extend(r.dir_pages);
             }
             dd.entries += 1;
-            if ext4 {
-                dd.tid = tid;
-            }
         }
         if let Some(p) = prev_filling.filter(|&p| p != c) {
             self.fs_block_put(fs, i.ag, p);
@@ -414,7 +391,6 @@ impl Machine {
             return;
         }
         let pages = std::mem::take(&mut b.pages);
-        b.tid = 0;
         let shadow = std::mem::take(&mut b.shadow);
         fs.meta.buf_pages -= pages.len() as u64;
         fs.meta.stats.block_bufs_freed += 1;
@@ -440,7 +416,8 @@ impl Machine {
     }
 
     /// ext4's journal commits due by `at` (`jbd2_journal_commit_transaction`, checkpointed at
-    /// once): the running transaction's journal heads are freed and a new one starts.
+    /// once): the running transaction's journal heads are freed, its blocks are clean (the
+    /// block device's pages can be reclaimed again) and a new one starts.
     pub fn jbd2_catch_up(&mut self, at: u64) {
         let Some(fs) = self.fs.as_mut() else {
             return;
@@ -459,6 +436,7 @@ impl Machine {
             fs.meta.tid += 1;
             fs.meta.stats.journal_commits += 1;
             self.kmem_cache_free(jh, heads);
+            self.bdev_commit();
         }
     }
 }

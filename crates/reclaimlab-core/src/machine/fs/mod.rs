@@ -10,6 +10,7 @@
 //! queues of those numbers with the kernel's lazy removal (an object that gains a reference
 //! stays queued and is dropped when reclaim meets it).
 
+pub mod bdev;
 pub mod dcache;
 pub mod drop_caches;
 pub mod inode;
@@ -340,7 +341,9 @@ mod tests {
         assert_eq!(c(fs.meta.buf_cache).objects, blocks);
         let jh = fs.meta.journal_head_cache.unwrap();
         assert_eq!(c(jh).objects, blocks, "one journal head per block dirtied");
-        assert_eq!(fs.blockdev_pages(), blocks);
+        // The blocks are the block device's page cache: Buffers, and file pages.
+        assert_eq!(m.nr_blockdev_pages(), blocks);
+        assert_eq!(m.stat.nr_file_pages, blocks);
         // No XFS log: nothing pinned, no log space held.
         assert_eq!((fs.xfs.log_used, fs.xfs.cil.len()), (0, 0));
         let pages = |size: u64, n: u64| n.div_ceil(4096 / size);
@@ -376,11 +379,11 @@ mod tests {
         assert_eq!(evicted, 64);
         assert_eq!((fs.icache.nr_inodes, fs.xfs.nr_reclaimable), (0, 0));
         assert_eq!(m.slab.caches[fs.inode_cache].objects, 0);
-        // Empty files: no jbd2_inode. Four inode-table blocks: three freed with their inodes,
-        // the one the group is filling kept; the directory's block stays.
+        // Empty files: no jbd2_inode. The four inode-table blocks and the directory's block
+        // are the block device's page cache: they stay until page reclaim takes them.
         assert_eq!(m.slab.caches[fs.meta.item_cache].objects, 0);
-        assert_eq!(fs.meta.stats.block_bufs_freed, 3);
-        assert_eq!(fs.meta.buf_pages, 1 + 1);
+        assert_eq!(fs.meta.stats.block_bufs_freed, 0);
+        assert_eq!(m.nr_blockdev_pages(), 4 + 1);
         // The superblock shrinker counts only the VFS lists on ext4.
         m.fs = Some(fs);
         let mut sc = ShrinkControl::new(GFP_KERNEL, 12, false);

@@ -7,7 +7,7 @@
 use super::inode::{VfsState, XfsState};
 use super::{FileEnt, FsType, NONE};
 use crate::machine::gfp::{Gfp, __GFP_NOFAIL, GFP_KERNEL, GFP_NOFS};
-use crate::machine::page_counter::ROOT_COUNTER;
+use crate::machine::page_counter::{CounterId, ROOT_COUNTER};
 use crate::machine::{Access, Machine, TaskCtx};
 
 impl Machine {
@@ -59,24 +59,25 @@ impl Machine {
             return Err(Access::Retry(wait));
         }
         let ag = dir % fs.xfs.ags.len() as u32;
-        let plan = fs.plan_create(ag, dir, data.1 > 0);
-        let (dcache, icache) = (fs.dentry_cache, fs.inode_cache);
-        // The inode's memcg charge: XFS's `xfs_inode_alloc` may not fail (__GFP_NOFAIL),
-        // ext4's `ext4_alloc_inode` is GFP_NOFS.
-        let icharge = if xfs { gfp | __GFP_NOFAIL } else { GFP_NOFS };
-        let dm = self.kmem_cache_alloc(dcache, gfp, t)?;
-        let im = match self.kmem_cache_alloc_charge(icache, gfp, icharge, t) {
-            Ok(m) => m,
-            Err(a) => {
-                self.kmem_cache_free_memcg(dcache, dm, 1);
-                return Err(a);
-            }
+        // ext4 looks up and holds its blocks first: reclaim cannot take them from the plan.
+        let (held, plan) = if xfs {
+            (None, fs.plan_create(ag, dir))
+        } else {
+            let (h, journal_heads) = self.ext4_create_begin(ag, dir, t)?;
+            let plan = super::meta::MetaPlan {
+                item: data.1 > 0,
+                journal_heads,
+                ..Default::default()
+            };
+            (Some(h), plan)
         };
-        let reserve = match self.fs_reserve(plan, gfp, t) {
+        let reserve = self.fs_create_alloc(plan, gfp, t);
+        let (reserve, dm, im) = match reserve {
             Ok(r) => r,
             Err(a) => {
-                self.kmem_cache_free_memcg(icache, im, 1);
-                self.kmem_cache_free_memcg(dcache, dm, 1);
+                if let Some(h) = held {
+                    self.bdev_put(h);
+                }
                 return Err(a);
             }
         };
@@ -101,7 +102,44 @@ impl Machine {
         fs.dcache.dput(dentry);
         fs.stats.creates += 1;
         self.fs = Some(fs);
+        if let Some(h) = held {
+            self.ext4_create_end(ag, file, h);
+        }
         Ok(file)
+    }
+
+    /// A create's dentry, inode and what `plan` needs, with the memcgs the dentry and the
+    /// inode were charged to; on failure nothing is kept.
+    fn fs_create_alloc(
+        &mut self,
+        plan: super::meta::MetaPlan,
+        gfp: Gfp,
+        t: &mut TaskCtx,
+    ) -> Result<(super::meta::Reserve, CounterId, CounterId), Access> {
+        let fs = self.fs.as_ref().expect("a filesystem is mounted");
+        let (dcache, icache) = (fs.dentry_cache, fs.inode_cache);
+        // The inode's memcg charge: XFS's `xfs_inode_alloc` may not fail (__GFP_NOFAIL),
+        // ext4's `ext4_alloc_inode` is GFP_NOFS.
+        let icharge = match fs.cfg.fs_type {
+            FsType::Xfs => gfp | __GFP_NOFAIL,
+            FsType::Ext4 => GFP_NOFS,
+        };
+        let dm = self.kmem_cache_alloc(dcache, gfp, t)?;
+        let im = match self.kmem_cache_alloc_charge(icache, gfp, icharge, t) {
+            Ok(m) => m,
+            Err(a) => {
+                self.kmem_cache_free_memcg(dcache, dm, 1);
+                return Err(a);
+            }
+        };
+        match self.fs_reserve(plan, gfp, t) {
+            Ok(r) => Ok((r, dm, im)),
+            Err(a) => {
+                self.kmem_cache_free_memcg(icache, im, 1);
+                self.kmem_cache_free_memcg(dcache, dm, 1);
+                Err(a)
+            }
+        }
     }
 
     /// Files that exist on disk but are not cached (a data set present before the run):
@@ -129,7 +167,9 @@ impl Machine {
     /// Path lookup and open of `file` (`d_lookup` / `xfs_lookup` → `xfs_iget`): the dentry
     /// is held until [`fs_close`](Self::fs_close). A cached dentry is a hit; an inode still in
     /// memory gets a new dentry (an XFS-reclaimable one is recycled); otherwise the inode is
-    /// read from disk, and the result is `Ok(Some(t))`: the caller waits until `t`.
+    /// read from disk, and the result is `Ok(Some(t))`: the caller waits until `t`. ext4
+    /// reads the blocks it needs (the directory block of the entry, the inode's block) only
+    /// when they are not in the block device's page cache (`bdev.rs`).
     pub fn fs_open(&mut self, file: u32, t: &mut TaskCtx) -> Result<Option<u64>, Access> {
         let at = self.now + t.cost_ns;
         self.fs_catch_up(at);
@@ -146,7 +186,25 @@ impl Machine {
             FsType::Xfs => GFP_KERNEL | __GFP_NOFAIL,
             FsType::Ext4 => GFP_NOFS,
         };
-        let dm = self.kmem_cache_alloc(dcache, GFP_KERNEL, t)?;
+        let ext4 = fs.cfg.fs_type == FsType::Ext4;
+        let (mut held, mut done) = if ext4 {
+            let (h, d) = self.ext4_lookup_dir(file, t)?;
+            (Some(h), d)
+        } else {
+            (None, None)
+        };
+        let put = |m: &mut Machine, held: Option<super::bdev::Held>| {
+            if let Some(h) = held {
+                m.bdev_put(h);
+            }
+        };
+        let dm = match self.kmem_cache_alloc(dcache, GFP_KERNEL, t) {
+            Ok(m) => m,
+            Err(a) => {
+                put(self, held);
+                return Err(a);
+            }
+        };
         // The allocation may have reclaimed this file's inode: look again.
         let fs = self.fs.as_ref().expect("mounted");
         let cold = fs.files[file as usize].ino == NONE;
@@ -158,9 +216,20 @@ impl Machine {
                 Ok(m) => m,
                 Err(a) => {
                     self.kmem_cache_free_memcg(dcache, dm, 1);
+                    put(self, held);
                     return Err(a);
                 }
             };
+            if let Some(h) = held {
+                match self.ext4_iget_block(file, h, done, t) {
+                    Ok((h, d)) => (held, done) = (Some(h), d),
+                    Err(a) => {
+                        self.kmem_cache_free_memcg(icache, im, 1);
+                        self.kmem_cache_free_memcg(dcache, dm, 1);
+                        return Err(a);
+                    }
+                }
+            }
             // Reading the inode reads its block: a buffer unless it is in memory.
             let plan = self.fs.as_ref().expect("mounted").plan_read(ag);
             match self.fs_reserve(plan, GFP_KERNEL, t) {
@@ -168,6 +237,7 @@ impl Machine {
                 Err(a) => {
                     self.kmem_cache_free_memcg(icache, im, 1);
                     self.kmem_cache_free_memcg(dcache, dm, 1);
+                    put(self, held);
                     return Err(a);
                 }
             }
@@ -186,7 +256,9 @@ impl Machine {
         }
         let ino = if let Some(r) = reserve {
             fs.stats.lookups_cold += 1;
-            wait = Some(fs.xfs.io.read(at, fs.cfg.io_latency_ns));
+            if !ext4 {
+                wait = Some(fs.xfs.io.read(at, fs.cfg.io_latency_ns));
+            }
             let filling = fs.filling_cluster(f.ag);
             let ino = fs.xfs_ialloc(f.ag, file, XfsState::Clean, im);
             self.fs_attach(&mut fs, r, ino, None, filling);
@@ -207,6 +279,10 @@ impl Machine {
         fe.ino = ino;
         fe.dentry = dentry;
         self.fs = Some(fs);
+        if let Some(h) = held {
+            self.bdev_put(h);
+            wait = done;
+        }
         Ok(wait)
     }
 

@@ -24,7 +24,7 @@
 //! objects, a slab page holds objects of many memcgs). The filesystems' other caches (XFS log
 //! items and buffers, ext4's buffer heads and journal) are not `SLAB_ACCOUNT` in 6.1 and stay
 //! uncharged here (6.1 charges a buffer head to its page's memcg through the active memcg:
-//! not modelled, the block device's pages are no memcg's).
+//! not modelled; the block device's page itself is charged as page cache, `fs/bdev/`).
 
 use crate::machine::gfp::{Gfp, __GFP_NOFAIL};
 use crate::machine::page_counter::{CounterId, ROOT_COUNTER};

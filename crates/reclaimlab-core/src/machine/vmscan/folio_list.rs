@@ -89,7 +89,7 @@ impl Machine {
     }
 
     /// `shrink_inactive_list` (core-mm §5.7).
-    pub(super) fn shrink_inactive_list(&mut self, n: u64, l: usize, sc: &mut ScanControl) -> u64 {
+    pub(crate) fn shrink_inactive_list(&mut self, n: u64, l: usize, sc: &mut ScanControl) -> u64 {
         // Writeback ends as its I/O completes, also during a long pass: each batch sees the
         // pages that finished by the reclaimer's clock (and rotated to the inactive tail).
         self.process_io_completions(self.now + sc.cost_ns);
@@ -300,6 +300,11 @@ impl Machine {
             self.pageout(pfn, anon, sc);
             stat.pageout += 1;
             return Outcome::Keep;
+        }
+        // A page with buffers (the block device's) gives them up first (`filemap_release_folio`):
+        // a held or journalled block cannot, and the folio is activated.
+        if !anon && self.bdev.is_some() && self.bdev_release_folio(pfn) == Some(false) {
+            return Outcome::Activate;
         }
         // Clean and unmapped: __remove_mapping, leaving a shadow entry behind.
         let vp = self.frames.owner(pfn);

@@ -66,8 +66,8 @@ section! {
         );
         cil_interval_ns: 30 * NS_PER_MS => Key::new("cil_interval", POSITIVE, "CIL checkpoint interval: pinned inodes become dirty in the AIL");
         cluster_inodes: 32 => Key::new("cluster_inodes", Ty::UInt { min: 1, max: 256 }, "inodes per cluster buffer (one write cleans the cluster)");
-        io_latency_ns: 5 * NS_PER_MS => Key::new("io_latency", POSITIVE, "latency of one inode cluster write or read (5 ms HDD, 0.2 ms SSD)");
-        io_queue_depth: 4 => Key::new("io_queue_depth", Ty::UInt { min: 1, max: 1024 }, "inode cluster I/Os in flight at once");
+        io_latency_ns: 5 * NS_PER_MS => Key::new("io_latency", POSITIVE, "latency of one inode cluster write or read, or of an ext4 metadata block read (5 ms HDD, 0.2 ms SSD)");
+        io_queue_depth: 4 => Key::new("io_queue_depth", Ty::UInt { min: 1, max: 1024 }, "inode cluster I/Os (ext4: metadata block reads) in flight at once");
         logforce_latency_ns: 2 * NS_PER_MS => Key::new("logforce_latency", COST, "time a log force (xfs_iunpin_wait) waits");
         xfssyncd_centisecs: 3000 => Key::new(
             "xfssyncd_centisecs",

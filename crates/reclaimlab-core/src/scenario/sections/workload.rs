@@ -471,7 +471,8 @@ section! {
          files of its namespace (what the fsmark workloads created), in creation order. A \
          cached dentry is a hit; a pruned one is allocated again (GFP_KERNEL) and its inode is \
          found in memory (XFS: recycled from XFS reclaim) or read back at the filesystem's \
-         io_latency and allocated again." {
+         io_latency and allocated again (ext4 reads the directory block of the entry and the \
+         inode's block only when they are not in the block device's page cache)." {
         threads: 1 => Key::new("threads", Ty::UInt { min: 1, max: 256 }, "walking threads (thread k looks up files k, k + threads, ...)");
         passes: 1 => Key::new("passes", PASSES, "passes over the files present when each pass starts");
         hit_ns: NS_PER_US => Key::new("hit_cost", DURATION, "CPU of a lookup and stat whose dentry is cached [recon]");
