@@ -192,6 +192,13 @@ mod tests {
     use crate::machine::vmstat::VmEvent;
     use crate::machine::{Machine, TaskCtx};
 
+    /// The host machine a scenario's text describes (the tests of `bdev/` build theirs here:
+    /// a separate test file naming the scenario and run layers would read as an upward import).
+    pub fn host_machine(text: &str) -> Machine {
+        let scn = crate::scenario::parse_str(text, "t.toml").unwrap();
+        crate::run::host_machine(&scn, 1, false).unwrap()
+    }
+
     pub fn config() -> FsConfig {
         FsConfig {
             fs_type: super::FsType::Xfs,

@@ -16,8 +16,7 @@ use crate::machine::{Access, Machine, TaskCtx, MAX_NR_ZONES};
 fn ext4_machine() -> Machine {
     let text = "name = \"t\"\n[host]\nram = \"256MiB\"\n[swap]\nsize = \"64MiB\"\n\
                 [[workload]]\nname = \"w\"\nanon = { size = \"1MiB\" }\n";
-    let scn = crate::scenario::parse_str(text, "t.toml").unwrap();
-    let mut m = crate::run::host_machine(&scn, 1, false).unwrap();
+    let mut m = super::super::tests::host_machine(text);
     m.mount_fs(
         FsConfig {
             fs_type: FsType::Ext4,
@@ -202,8 +201,7 @@ fn a_held_block_is_not_reclaimed() {
 fn a_create_keeps_its_blocks_through_the_reclaim_its_allocations_enter() {
     let text = "name = \"t\"\n[host]\nram = \"64MiB\"\npcp_lists = false\n\
                 [[workload]]\nname = \"w\"\nanon = { size = \"1MiB\" }\n";
-    let scn = crate::scenario::parse_str(text, "t.toml").unwrap();
-    let mut m = crate::run::host_machine(&scn, 1, false).unwrap();
+    let mut m = super::super::tests::host_machine(text);
     let cfg = FsConfig {
         fs_type: FsType::Ext4,
         ..super::super::tests::config()
