@@ -115,8 +115,9 @@ section! {
             "page_tables",
             Ty::Bool,
             "anonymous memory has page-table pages: one unmovable kernel page per 2MiB touched, \
-             freed at exit, which keeps the blocks around it from merging until then (off: the \
-             calibrated host model of the reproductions and validation)",
+             charged to the task's memory cgroup and freed at exit, which keeps the blocks \
+             around it from merging until then (off: the calibrated host model of the \
+             reproductions; `validate` turns it on for the guests it mirrors)",
         );
         pcp_lists: false => Key::new(
             "pcp_lists",
