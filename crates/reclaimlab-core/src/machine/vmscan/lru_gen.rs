@@ -547,8 +547,8 @@ mod tests {
         });
     }
 
-    /// Resident and mapped, not in the swap cache.
-    fn untouched(m: &Machine, vp: u32) -> bool {
+    /// Resident and mapped, not in the swap cache. (Also the debugfs writer's tests'.)
+    pub(super) fn untouched(m: &Machine, vp: u32) -> bool {
         let pte = m.pte[vp as usize];
         pte & PTE_MAPPED != 0
             && pte & PTE_SWAP == 0

@@ -122,7 +122,7 @@ impl Machine {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::fault;
+    use super::super::tests::{fault, untouched};
     use super::*;
     use crate::machine::pte::PTE_YOUNG;
     use crate::machine::TaskCtx;
@@ -146,16 +146,6 @@ mod tests {
         }
         assert!(m.lru_gen.is_some());
         m
-    }
-
-    /// Resident and mapped, not in the swap cache.
-    fn untouched(m: &Machine, vp: u32) -> bool {
-        let pte = m.pte[vp as usize];
-        pte & PTE_MAPPED != 0
-            && pte & PTE_SWAP == 0
-            && !m
-                .frames
-                .test(pte & crate::machine::pte::PTE_PFN_MASK, pg::SWAPCACHE)
     }
 
     fn seqs(m: &Machine, id: usize) -> (u64, [u64; 2]) {
