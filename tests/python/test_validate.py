@@ -11,6 +11,7 @@ import re
 import shutil
 import statistics
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -340,6 +341,21 @@ def test_the_transcript_is_the_port_and_the_serial_console(tmp_path, monkeypatch
     init = initramfs.init_script(spec.load(REF / "mix.toml"), ["virtio_console.ko"], 1)
     assert 'exec >"$port" 2>&1' in init and "section phases /tmp/phases" in init
     assert "virtio_console" in initramfs.ROOT_MODULES
+
+
+def test_the_trace_script_reads_the_port_too(tmp_path):
+    """scripts/validate-trace.py summarises a boot from its port and console together: the
+    third sitting's first traced boot stopped on a script that read the console alone ("no
+    'uname' section"). This transcript has no kswapd trace, so it gets as far as saying so."""
+    console = tmp_path / "console.log"
+    console.write_text("[   41.1] Out of memory: Killed process 99 (noise)\n")
+    guest.output_of(console).write_text(TRANSCRIPT.read_text())
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "validate-trace.py"), "mix", "--console",
+         str(console)], capture_output=True, text=True, cwd=ROOT, check=False)
+    assert run.returncode == 1, run.stderr
+    assert "the transcript has no trace of the workload" in run.stderr
+    assert "uname" not in run.stderr
 
 
 def test_the_kvm_probe_answers_from_its_console(tmp_path, monkeypatch):

@@ -62,9 +62,33 @@ def test_course_runs_the_scored_scenario_and_reads_its_time_series(anon_random):
 
 
 def test_course_of_boots_without_samples_says_so(capsys):
+    # The second sitting's boots were made before the workload program sampled the guest.
     code = cli.main(["validate", str(VALIDATION / "predict" / "mix.toml"), "--reps", "1",
+                     "--sitting", str(VALIDATION / "sittings" / "2026-11-29-night"),
                      "--course", "--format", "json"])
     assert code == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["courses"] == {"mix": []}
     assert "no course" in course.text("mix", [])
+
+
+def test_the_reference_boots_carry_their_course(capsys):
+    # The third sitting's (2026-11-30) boots sampled the guest once a second: the real course
+    # sits beside the model's, second by second, in a 512 MiB guest's page counts.
+    code = cli.main(["validate", str(VALIDATION / "predict" / "mix.toml"), "--reps", "1",
+                     "--course", "--format", "json"])
+    assert code == 0
+    rows = json.loads(capsys.readouterr().out)["courses"]["mix"]
+    # mix runs about 9 s: the course's rows every 5 s, the first (t = 0) before any sample.
+    assert [r["t_s"] for r in rows] == [0.0, 5.0]
+    assert rows[0]["nr_free_pages"]["real"] is None
+    assert 0 < rows[1]["nr_free_pages"]["real"] < 131_072
+    assert all(r["nr_free_pages"]["sim"] is not None for r in rows)
+    # Each kept boot's samples, a second apart and one more at the run's end, cover its run.
+    for rep in json.loads((VALIDATION / "sittings" / "2026-11-30" / "real" / "mix.json")
+                          .read_text())["reps"]:
+        t = rep["samples"]["t_ns"]
+        gaps = [b - a for a, b in zip(t, t[1:])]
+        assert len(t) >= int(rep["wall_time_s"]) + 1
+        assert all(0.95e9 < g < 1.05e9 for g in gaps[:-1]), gaps
+        assert 0 <= gaps[-1] <= 1.05e9

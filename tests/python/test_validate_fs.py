@@ -24,9 +24,11 @@ PREDICT = VALIDATION / "predict"
 # sitting, 2026-11-29, booted them all).
 BEFORE = VALIDATION / "sittings" / "2026-11-28"
 # The protocol's first sitting, which booted them all; the cgroup scenarios came after it and
-# were first booted in the second, the reference now.
+# were first booted in the second (SECOND), the touch and filesystems' calibration scenarios
+# after that, first booted in the third, the reference now.
 FIRST = VALIDATION / "sittings" / "2026-11-29"
-REF = VALIDATION / "sittings" / "2026-11-29-night"
+SECOND = VALIDATION / "sittings" / "2026-11-29-night"
+REF = VALIDATION / "sittings" / "2026-11-30"
 # /proc/meminfo and /proc/slabinfo of a Debian 6.1 guest before and after an XFS storm (the
 # trial boot of xfs-create-walk-100, cut to a few caches), as its console carried them.
 SAMPLE = Path(__file__).with_name("data") / "validate-fs-console.log"
@@ -218,13 +220,15 @@ def test_the_workload_program_creates_and_walks_as_the_model_does(tmp_path):
 
 
 def test_a_sitting_from_before_them_lists_them_not_yet_sat(capsys):
-    # The first sitting booted every one of them; the cgroup scenarios came after it, and the
-    # reference (the second) booted every scenario due then: the touch and filesystems'
-    # calibration scenarios came after it.
+    # The first sitting booted every one of them; the cgroup scenarios came after it, the
+    # second booted every scenario due then, and the touch and filesystems' calibration
+    # scenarios came after it; the reference (the third) booted them all.
     fs_cal = ["anon-touch", "ext4-create-stat", "xfs-create-stat"]
     assert sittings.reference(VALIDATION) == REF
+    assert not [p for p in sittings.scenarios(VALIDATION) if sittings.not_yet_sat(p, REF)]
     assert sorted(p.stem for p in sittings.scenarios(VALIDATION)
-                  if sittings.not_yet_sat(p, REF)) == fs_cal
+                  if sittings.not_yet_sat(p, SECOND)) == fs_cal
+    assert sittings.is_complete(SECOND, VALIDATION)
     assert sorted(p.stem for p in sittings.scenarios(VALIDATION)
                   if sittings.not_yet_sat(p, FIRST)) == sorted(CGROUP + fs_cal)
     assert sorted(sittings.due(FIRST, VALIDATION)) == sorted(
@@ -270,14 +274,19 @@ def test_the_profile_gives_the_filesystem_and_the_walker_their_costs(tmp_path):
     slowdown = prof["profile"]["slowdown"]
     xfs = spec.load(PREDICT / "xfs-create-walk-100.toml").document
     merged = profile.merge(xfs, prof, "xfs")
-    # Native 20 us a create, 1 us a cached lookup, times the slowdown; the disk's request.
+    # The sections' own keys: native 20 us a create, 1 us a cached lookup, times the slowdown.
     # (The profile prints the slowdown to 4 decimals: 20 us times its rounding is up to 1 ns,
     # and the cost is rounded to the ns.)
-    assert spec.duration_ns(merged["fs"]["create_cost"]) == pytest.approx(20e3 * slowdown, abs=2)
+    assert spec.duration_ns(prof["fs"]["create_cost"]) == pytest.approx(20e3 * slowdown, abs=2)
+    assert spec.duration_ns(prof["stat"]["hit_cost"]) == pytest.approx(1e3 * slowdown, abs=1)
+    # An XFS scenario takes XFS's own, which xfs-create-stat measured (the profile's
+    # [fs.xfs] and [stat.xfs]), and the disk's request.
+    assert merged["fs"]["create_cost"] == prof["fs"]["xfs"]["create_cost"]
+    assert spec.duration_ns(merged["fs"]["create_cost"]) > 20e3 * slowdown
     assert merged["fs"]["io_latency"] == prof["disk"]["read_latency"]
     assert merged["fs"]["type"] == "xfs" and merged["fs"]["ags"] == 4
     walk = next(w for w in merged["workload"] if "stat" in w)
-    assert spec.duration_ns(walk["stat"]["hit_cost"]) == pytest.approx(1e3 * slowdown, abs=1)
+    assert walk["stat"]["hit_cost"] == prof["stat"]["xfs"]["hit_cost"]
     # No filesystem is made for a scenario without one.
     assert "fs" not in profile.merge(spec.load(PREDICT / "mix.toml").document, prof, "mix")
     # The baseline drops them with the other costs; a speed factor scales them.

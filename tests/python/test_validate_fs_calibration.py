@@ -18,7 +18,7 @@ from reclaimlab.validate.compare import kept_sim_scenario
 from reclaimlab.validate.errors import ValidateError
 from reclaimlab.validate.spec import duration_ns
 
-from test_validate_protocol import REF, VALIDATION
+from test_validate_protocol import SECOND as BEFORE, VALIDATION
 
 # What a boot measures: the creator's 10,000 empty files in 9.0 s, the walker's 20,000
 # lookups from 25 s to 29.5 s (so a create takes 900 us and a cached lookup 225 us), each boot
@@ -49,15 +49,15 @@ def _boots(s: spec.GuestSpec, template: dict, creator_end: list[int], walk_end: 
 
 @pytest.fixture(scope="module")
 def sat(tmp_path_factory):
-    """A copy of the reference sitting in which the XFS calibration scenario was booted (three
-    boots), the ext4 one not."""
-    sitting = tmp_path_factory.mktemp("sat") / REF.name
-    shutil.copytree(REF, sitting)
-    template = json.loads((REF / "real" / "xfs-create-walk-200.json").read_text())
+    """A copy of the last sitting before the filesystems' calibration scenarios were booted
+    (2026-11-29-night), in which the XFS one was booted (three boots), the ext4 one not."""
+    sitting = tmp_path_factory.mktemp("sat") / BEFORE.name
+    shutil.copytree(BEFORE, sitting)
+    template = json.loads((BEFORE / "real" / "xfs-create-walk-200.json").read_text())
     s = spec.load(VALIDATION / "calibrate" / "xfs-create-stat.toml", sitting)
     (sitting / "real" / "xfs-create-stat.json").write_text(
         json.dumps(_boots(s, template, CREATE_END_NS, WALK_END_NS)))
-    shutil.copy(REF / "real" / "xfs-create-walk-200.zoneinfo",
+    shutil.copy(BEFORE / "real" / "xfs-create-walk-200.zoneinfo",
                 sitting / "real" / "xfs-create-stat.zoneinfo")
     specs = [spec.load(p, sitting) for p in sittings.scenarios(VALIDATION)
              if sittings.role(p) == "calibration"]
@@ -73,7 +73,7 @@ def test_a_sat_filesystem_calibration_gives_its_types_two_costs(sat):
     # The ext4 scenario was not sat: no ext4 table; the sections' own keys stay native times
     # the slowdown, and neither the slowdown nor any other key moved.
     assert not any(k.startswith(("fs.ext4.", "stat.ext4.")) for k in c.fs)
-    want = calibrate.derive([spec.load(p) for p in sittings.scenarios(VALIDATION)
+    want = calibrate.derive([spec.load(p, BEFORE) for p in sittings.scenarios(VALIDATION)
                              if sittings.role(p) == "calibration"])
     assert (c.slowdown, c.cost, c.devices) == (want.slowdown, want.cost, want.devices)
     assert {k: v for k, v in c.fs.items() if k.count(".") == 1} == want.fs
@@ -121,7 +121,7 @@ def test_a_types_table_reaches_scenarios_of_that_type_only(sat, tmp_path):
 
 def test_a_creator_still_running_when_the_walk_starts_is_refused(sat):
     _, s, _ = sat
-    reps = _boots(s, json.loads((REF / "real" / "xfs-create-walk-200.json").read_text()),
+    reps = _boots(s, json.loads((BEFORE / "real" / "xfs-create-walk-200.json").read_text()),
                   [26_000_000_000], [40_000_000_000])["reps"]
     with pytest.raises(ValidateError, match=r"creator ran until 26.0 s, past the walker's "
                                             r"start at 25 s"):

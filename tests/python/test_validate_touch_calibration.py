@@ -13,16 +13,16 @@ import pytest
 from reclaimlab.validate import calibrate, sittings, spec, store
 from reclaimlab.validate.errors import ValidateError
 
-from test_validate_protocol import REF, VALIDATION
+from test_validate_protocol import SECOND as BEFORE, VALIDATION
 
 
 def _sat(root, accesses: list[int]):
-    """A copy of the reference sitting in which the touch scenario was booted, its application
-    making ``accesses`` in each boot."""
-    sitting = root / REF.name
-    shutil.copytree(REF, sitting)
+    """A copy of the last sitting before the touch scenario was booted (2026-11-29-night), in
+    which it was booted, its application making ``accesses`` in each boot."""
+    sitting = root / BEFORE.name
+    shutil.copytree(BEFORE, sitting)
     s = spec.load(VALIDATION / "calibrate" / "anon-touch.toml", sitting)
-    data = json.loads((REF / "real" / "anon-random.json").read_text())
+    data = json.loads((BEFORE / "real" / "anon-random.json").read_text())
     data.update(scenario=s.name, scenario_file=s.path.name, scenario_sha256=s.content_hash)
     rep0 = data["reps"][0]
     data["reps"] = []
@@ -34,7 +34,7 @@ def _sat(root, accesses: list[int]):
         rep["wall_time_s"] = 20.0
         data["reps"].append(rep)
     (sitting / "real" / "anon-touch.json").write_text(json.dumps(data))
-    shutil.copy(REF / "real" / "anon-random.zoneinfo", sitting / "real" / "anon-touch.zoneinfo")
+    shutil.copy(BEFORE / "real" / "anon-random.zoneinfo", sitting / "real" / "anon-touch.zoneinfo")
     specs = [spec.load(p, sitting) for p in sittings.scenarios(VALIDATION)
              if sittings.role(p) == "calibration"]
     return s, specs
@@ -65,7 +65,7 @@ def test_anon_touch_is_where_the_model_makes_the_boots_accesses(derived):
 
 def test_nothing_else_moves_when_the_touch_scenario_arrives(derived):
     _, _, c = derived
-    want = calibrate.derive([spec.load(p) for p in sittings.scenarios(VALIDATION)
+    want = calibrate.derive([spec.load(p, BEFORE) for p in sittings.scenarios(VALIDATION)
                              if sittings.role(p) == "calibration"])
     assert c.slowdown == want.slowdown and c.devices == want.devices and c.fs == want.fs
     assert {k: v for k, v in c.cost.items() if k != "anon_touch"} == {
