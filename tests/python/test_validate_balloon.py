@@ -168,8 +168,9 @@ def test_real_figures_follow_from_the_samples(kept):
 # fails here.
 # (returned MiB, t_half s, t_90 s) per boot.
 KEPT_FIGURES = {
-    "balloon-d4": [(633.8, 4.06, 6.18), (637.9, 3.81, 5.93), (631.9, 4.17, 6.29),
-                   (639.9, 4.14, 6.26), (635.9, 3.97, 6.09)],
+    # The re-run of 2026-11-30 12:45 (on the third sitting's host, after its boots).
+    "balloon-d4": [(633.9, 3.84, 5.97), (637.9, 3.89, 6.01), (637.9, 3.93, 6.06),
+                   (637.9, 3.74, 5.87), (629.9, 4.05, 6.16)],
     "balloon-d1": [(-0.1, None, None), (-0.1, None, None), (-0.1, None, None),
                    (-0.1, None, None), (-0.1, None, None)],
 }

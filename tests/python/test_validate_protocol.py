@@ -394,3 +394,25 @@ def test_an_interrupted_sitting_resumes_with_what_it_has_not_kept(tmp_path):
                        capture_output=True, text=True)
     assert r.returncode == 2 and "no such sitting record" in r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_a_set_time_calibration_scenario_does_not_move_the_speed_factor(tmp_path):
+    # The touch and filesystem calibration scenarios run for a set time: a later sitting's
+    # guest twice as slow still ends them at about the same time, so they do not count; the
+    # anonymous and file scenarios, whose work sets their run length, do.
+    prof = profile.load(PROFILE)
+    sitting = tmp_path / REF.name
+    shutil.copytree(REF, sitting)
+
+    def stretch(name: str, by: float) -> None:
+        f = sitting / "real" / f"{name}.json"
+        data = json.loads(f.read_text())
+        for r in data["reps"]:
+            r["wall_time_s"] *= by
+        f.write_text(json.dumps(data))
+
+    for name in ("anon-touch", "xfs-create-stat", "ext4-create-stat"):
+        stretch(name, 2.0)
+    assert calibrate.speed_factor(VALIDATION, sitting, prof) == pytest.approx(1.0, abs=1e-12)
+    stretch("anon-seq-reread", 1.5)
+    assert calibrate.speed_factor(VALIDATION, sitting, prof) == pytest.approx(1.5 ** 0.5)

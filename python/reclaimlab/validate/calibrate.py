@@ -437,11 +437,14 @@ def profile_values(path: Path) -> dict[str, float]:
 def speed_factor(root: Path, sitting: Path, prof: dict[str, Any]) -> float:
     """A sitting's speed factor against the profile ``prof`` (docs/VALIDATION.md, "The speed
     factor of a sitting"): over the calibration scenarios both sittings kept, the geometric
-    mean of the ratio of their mean run lengths, this sitting's over the profile's own."""
+    mean of the ratio of their mean run lengths, this sitting's over the profile's own. Only
+    the anonymous and file scenarios count: the work sets their run length, where the touch
+    and filesystem scenarios run for a set time, whose ratio would pull the factor to 1."""
     own = Path(prof["profile"]["sitting"])
     ratios = []
     for path in sittings.scenarios(root):
-        if sittings.role(path) != "calibration":
+        if sittings.role(path) != "calibration" or _kind(spec_module.load(path)) not in (
+                "anon", "file"):
             continue
         walls = []
         for d in (sitting, own):
