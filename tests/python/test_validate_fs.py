@@ -17,18 +17,17 @@ from reclaimlab import cli
 from reclaimlab.validate import (compare, fscount, guest, initramfs, kernel, sittings, spec,
                                  store)
 
+from test_validate_protocol import FIRST, REF, SECOND
+
 ROOT = Path(__file__).resolve().parents[2]
 VALIDATION = ROOT / "validation"
 PREDICT = VALIDATION / "predict"
 # The last sitting before these scenarios were added (the reference until the protocol's first
 # sitting, 2026-11-29, booted them all).
 BEFORE = VALIDATION / "sittings" / "2026-11-28"
-# The protocol's first sitting, which booted them all; the cgroup scenarios came after it and
+# The protocol's first sitting (FIRST) booted them all; the cgroup scenarios came after it and
 # were first booted in the second (SECOND), the touch and filesystems' calibration scenarios
-# after that, first booted in the third, the reference now.
-FIRST = VALIDATION / "sittings" / "2026-11-29"
-SECOND = VALIDATION / "sittings" / "2026-11-29-night"
-REF = VALIDATION / "sittings" / "2026-11-30"
+# after that, first booted in the third (REF, the reference now).
 # /proc/meminfo and /proc/slabinfo of a Debian 6.1 guest before and after an XFS storm (the
 # trial boot of xfs-create-walk-100, cut to a few caches), as its console carried them.
 SAMPLE = Path(__file__).with_name("data") / "validate-fs-console.log"

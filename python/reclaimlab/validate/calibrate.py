@@ -77,6 +77,9 @@ FS_CPU = ("create_cost", "flush_cluster_cost", "dentry_scan_cost", "inode_scan_c
           "free_object_cost")
 FS_WAITS = ("io_latency", "logforce_latency")
 STAT_CPU = ("hit_cost",)
+# The calibration scenarios whose run length their work sets, so that it says how fast a
+# sitting's guest went (the speed factor); the touch and filesystem ones run for a set time.
+PACED_KINDS = ("anon", "file")
 
 
 @dataclass
@@ -421,7 +424,11 @@ def write(c: Calibration, out: Path) -> None:
 def profile_values(path: Path) -> dict[str, float]:
     """A written profile's values in microseconds, `section.key` for the devices (for the
     test that it is what :func:`derive` gives)."""
-    doc = profile.load(path)
+    return values(profile.load(path))
+
+
+def values(doc: dict[str, Any]) -> dict[str, float]:
+    """A loaded profile's times in microseconds, as :func:`profile_values` names them."""
     out = {k: duration_ns(v) / 1e3 for k, v in doc.get("cost", {}).items()
            if k != "wakeup_latency_samples"}
     for section in ("swap", "disk", "fs", "stat"):
@@ -438,23 +445,21 @@ def speed_factor(root: Path, sitting: Path, prof: dict[str, Any]) -> float:
     """A sitting's speed factor against the profile ``prof`` (docs/VALIDATION.md, "The speed
     factor of a sitting"): over the calibration scenarios both sittings kept, the geometric
     mean of the ratio of their mean run lengths, this sitting's over the profile's own. Only
-    the anonymous and file scenarios count: the work sets their run length, where the touch
-    and filesystem scenarios run for a set time, whose ratio would pull the factor to 1."""
+    those of PACED_KINDS count: a scenario that runs for a set time would pull it to 1."""
     own = Path(prof["profile"]["sitting"])
     ratios = []
     for path in sittings.scenarios(root):
-        if sittings.role(path) != "calibration" or _kind(spec_module.load(path)) not in (
-                "anon", "file"):
+        if sittings.role(path) != "calibration":
             continue
-        walls = []
-        for d in (sitting, own):
-            try:
-                reps = store.load(spec_module.load(path, d))["reps"]
-            except ValidateError:
-                break
-            walls.append(statistics.fmean(r["wall_time_s"] for r in reps))
-        if len(walls) == 2:
-            ratios.append(walls[0] / walls[1])
+        specs = [spec_module.load(path, d) for d in (sitting, own)]
+        if _kind(specs[0]) not in PACED_KINDS:
+            continue
+        try:
+            walls = [statistics.fmean(r["wall_time_s"] for r in store.load(s)["reps"])
+                     for s in specs]
+        except ValidateError:  # not kept in one of the two sittings
+            continue
+        ratios.append(walls[0] / walls[1])
     if not ratios:
         raise ValidateError(f"{sitting}: no kept boots of a calibration scenario to take its "
                             "speed factor from; give --speed FACTOR")
