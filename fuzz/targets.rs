@@ -225,7 +225,6 @@ const SECTIONS: &[(&str, &[&str])] = &[
             "ags",
             "inode_size",
             "dentry_size",
-            "cil_interval",
             "cluster_inodes",
             "io_latency",
             "io_queue_depth",

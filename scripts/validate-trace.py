@@ -2,13 +2,18 @@
 says (validate/ktrace.py) in its sitting's real/<scenario>.trace.json: kswapd's runs and time on
 a CPU, what it was doing when each direct reclaim began, and the boost wake-ups.
 
+With --shrinkers the boot also traces every `do_shrink_slab` call, and the file kept is
+<scenario>.shrinkers.json: the kswapd summary, the vmstat delta, and each of the kernel's
+shrinkers' calls, planned and done scans and frees (ktrace.shrinkers), the figures behind
+`slabs_scanned`.
+
 With --tasks the boot traces every task's scheduler events, and the file kept is
 <scenario>.tasks.json beside it: the same summary, and where each workload task's time went
 (ktrace.workload_time: on its vCPU, in I/O wait, preempted, in direct reclaim), the figures
 behind a scenario's workload costs. That boot runs slower than the standard traced one (its
 trace is larger), so it is kept apart from the scenario's scored boots.
 
-Usage: .venv/bin/python scripts/validate-trace.py SCENARIO [--tasks] [--accel kvm|tcg]
+Usage: .venv/bin/python scripts/validate-trace.py SCENARIO [--tasks | --shrinkers] [--accel kvm|tcg]
        .venv/bin/python scripts/validate-trace.py SCENARIO --console PATH   (an earlier boot's
        console transcript instead of a new boot)
 SCENARIO is a name in validation/calibrate/ or validation/predict/ (the result goes to the
@@ -39,8 +44,11 @@ def main() -> int:
     p.add_argument("scenario")
     p.add_argument("--accel", choices=("kvm", "tcg"), default="tcg")
     p.add_argument("--console", type=Path, help="summarise this console transcript instead")
-    p.add_argument("--tasks", action="store_true",
+    what = p.add_mutually_exclusive_group()
+    what.add_argument("--tasks", action="store_true",
                    help="trace every task's scheduler events; keep <scenario>.tasks.json")
+    what.add_argument("--shrinkers", action="store_true",
+                   help="trace every shrinker call; keep <scenario>.shrinkers.json")
     p.add_argument("--sitting", type=Path, help="the sitting to keep the result in (DIR/real/)")
     args = p.parse_args()
     try:
@@ -54,7 +62,7 @@ def main() -> int:
             k = kernel.fetch_kernel(store.CACHE)
             work = store.CACHE / "work-trace" / s.name
             guest.boot(s, k, work, kernel.busybox_binary(), kernel.build_workload(store.CACHE), 1,
-                       args.accel == "kvm", all_tasks=args.tasks)
+                       args.accel == "kvm", all_tasks=args.tasks, shrinkers=args.shrinkers)
             console = work / "console.log"
             accel = args.accel.upper()
         # The harness prints over its virtio-serial port and the kernel over the console.
@@ -78,13 +86,21 @@ def main() -> int:
         "vmstat_delta": {c: rep["vmstat_delta"].get(c) for c in SHOWN},
         "trace": summary,
     }
-    if args.tasks:
-        out["what"] = ("one boot of the scenario tracing every task's scheduler events: where "
-                       "each workload task's time went (reclaimlab.validate.ktrace.workload_time)"
-                       " beside the kswapd summary")
+    # A boot traced for more than kswapd keeps every vmstat delta and that trace's own summary.
+    extra = {
+        "tasks": ("every task's scheduler events: where each workload task's time went",
+                  "workload_time", ktrace.workload_time),
+        "shrinkers": ("every shrinker call: what each of the kernel's shrinkers scanned and "
+                      "freed", "shrinkers", ktrace.shrinkers),
+    }
+    kind = "tasks" if args.tasks else "shrinkers" if args.shrinkers else "trace"
+    if kind in extra:
+        what, key, summarise = extra[kind]
+        out["what"] = (f"one boot of the scenario tracing {what} "
+                       f"(reclaimlab.validate.ktrace.{key}) beside the kswapd summary")
         out["vmstat_delta"] = rep["vmstat_delta"]
-        out["workload_time"] = ktrace.workload_time(guest.parse_transcript(text).sections["sched"])
-    kept = s.real_dir / f"{s.name}.{'tasks' if args.tasks else 'trace'}.json"
+        out[key] = summarise(guest.parse_transcript(text).sections["sched"])
+    kept = s.real_dir / f"{s.name}.{kind}.json"
     kept.parent.mkdir(parents=True, exist_ok=True)
     kept.write_text(json.dumps(out, indent=1) + "\n")
     at = summary["kswapd_at_direct_reclaim"]

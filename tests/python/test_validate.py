@@ -446,6 +446,11 @@ def test_guest_spec_and_what_it_cannot_mirror(tmp_path):
     assert "/filter" in every  # mm_page_alloc's order filter stays
     assert "sched_switch/filter" not in every and "sched_wakeup/filter" not in every
     assert "echo 1 > $T/events/sched/sched_switch/enable" in every
+    # Shrinker calls are traced only when asked for, and before tracing starts.
+    assert "mm_shrink_slab" not in init and "mm_shrink_slab" not in every
+    shr = initramfs.init_script(s, ["virtio.ko"], 3, shrinkers=True)
+    for e in ("mm_shrink_slab_start", "mm_shrink_slab_end"):
+        assert shr.index(f"echo 1 > $T/events/vmscan/{e}/enable") < shr.index("echo 1 > $T/tracing_on")
 
 
 def test_module_order_puts_dependencies_first(tmp_path):
@@ -1052,3 +1057,42 @@ def test_each_anonymous_workloads_pace_is_shown_beside_the_models_and_not_scored
     c.pace = [row]
     assert "app accesses: real 500000" in report.text(c)
     assert c.as_json()["accesses"][0]["sim_mean"] == pytest.approx(1_100_000)
+
+
+def test_shrinker_calls_summed_by_shrinker_and_paired_by_task():
+    """ktrace.shrinkers reads 6.1's mm_shrink_slab_start/_end (guest and simulator alike):
+    a start is closed by the same task's end, even with another task's call in between."""
+    def start(comm, pid, t, sym, ptr, nr, gfp, items, delta, total, prio):
+        return (f"  {comm}-{pid} [000] ..... {t:.6f}: mm_shrink_slab_start: {sym} {ptr}: nid: 0 "
+                f"objects to shrink {nr} gfp_flags {gfp} cache items {items} delta {delta} "
+                f"total_scan {total} priority {prio}")
+
+    def end(comm, pid, t, sym, ptr, unused, new, left, ret):
+        return (f"  {comm}-{pid} [000] ..... {t:.6f}: mm_shrink_slab_end: {sym} {ptr}: nid: 0 "
+                f"unused scan count {unused} new scan count {new} total_scan {left} "
+                f"last shrinker return val {ret}")
+
+    sb, xb = "super_cache_scan+0x0/0x1a0", "xfs_buftarg_shrink_scan+0x0/0x90 [xfs]"
+    trace = "\n".join([
+        start("kswapd0", 44, 1.0, sb, "00000000aaaa", 3000, "GFP_KERNEL", 60000, 900, 1800, 3),
+        # A creator's call inside a transaction, interleaved on the other vCPU: it cannot scan.
+        start("reclaimlab-work", 147, 1.1, sb, "00000000aaaa", 100, "GFP_NOFS|__GFP_NOWARN",
+              59000, 20, 30, 9),
+        end("reclaimlab-work", 147, 1.2, sb, "00000000aaaa", 100, 130, 30, 0),
+        end("kswapd0", 44, 1.3, sb, "00000000aaaa", 3000, 1200, 0, 250),
+        start("kswapd0", 44, 1.4, xb, "00000000bbbb", 0, "GFP_KERNEL", 64, 2, 2, 12),
+        end("kswapd0", 44, 1.5, xb, "00000000bbbb", 0, 2, 2, 0),
+        # An end whose start the trace missed is ignored.
+        end("reclaimlab-work", 150, 1.6, sb, "00000000aaaa", 0, 0, 0, 7),
+    ])
+    s = ktrace.shrinkers(trace)
+    assert list(s) == ["super_cache_scan 00000000aaaa", "xfs_buftarg_shrink_scan 00000000bbbb"]
+    a = s["super_cache_scan 00000000aaaa"]
+    assert (a["calls"], a["kswapd_calls"], a["nofs_calls"]) == (2, 1, 1)
+    assert (a["first_items"], a["max_items"]) == (60000, 60000)
+    assert (a["delta"], a["deferred_taken"], a["planned"]) == (920, 3100, 1830)
+    # Planned less what each call left: kswapd's 1800, the creator's none.
+    assert (a["scanned"], a["freed"], a["backlog_end"]) == (1800, 250, 1200)
+    b = s["xfs_buftarg_shrink_scan 00000000bbbb"]
+    assert (b["shrinker"], b["calls"], b["scanned"], b["backlog_end"]) == (
+        "xfs_buftarg_shrink_scan", 1, 0, 2)

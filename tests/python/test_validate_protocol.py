@@ -40,8 +40,10 @@ FIRST = VALIDATION / "sittings" / "2026-11-29"
 # since ext4's metadata blocks became page cache (item 7 there: 193) and validate mirrored the
 # guests' page tables (item 6: 161 alone, 176 with item 7), both made for what the guest is.
 # 198 of 449 on the third sitting (2026-11-30), the reference since, scored with the model as
-# committed before its first boot (docs/VALIDATION.md, "The protocol's third sitting").
-PREDICTION_FLOOR = 198
+# committed before its first boot (docs/VALIDATION.md, "The protocol's third sitting"). 217
+# since XFS checkpoints its log by space (docs/MODEL.md, "Development on the third sitting's
+# boots", 8): in-sample on the same boots, a faithful change the next sitting tests.
+PREDICTION_FLOOR = 217
 
 
 def _calibration_specs(sitting: Path | None = None) -> list[spec.GuestSpec]:

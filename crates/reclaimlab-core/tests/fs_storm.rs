@@ -58,9 +58,11 @@ fn create_storm_swaps_and_steals_on_xfs_and_ext4() {
             counter(&out, "pgsteal_kswapd") + counter(&out, "pgsteal_direct"),
         );
         // Before issue 31 the model swapped none and stole none here: the caches' own kernel
-        // memory was not allocated, and the working set was never pushed out.
-        assert!(swapped >= 1000, "{name}: pswpout {swapped}");
-        assert!(stolen >= 1000, "{name}: pgsteal {stolen}");
+        // memory was not allocated, and the working set was never pushed out. (XFS swaps 663
+        // and steals 650 at seed 1 since its inodes stay pinned until a checkpoint,
+        // docs/MODEL.md, "Development on the third sitting's boots", 8; ext4 about 1,900.)
+        assert!(swapped >= 500, "{name}: pswpout {swapped}");
+        assert!(stolen >= 500, "{name}: pgsteal {stolen}");
         assert!(counter(&out, "slabs_scanned") > 0, "{name}");
         // The slab is what took the memory: it is most of the machine (on XFS partly
         // unreclaimable since the log items' shadow buffers, docs/MODEL.md).
@@ -116,17 +118,17 @@ fn pswpout_falls_as_vfs_cache_pressure_rises() {
         means[0] > means[1] && means[1] > means[2],
         "ext4: {means:?}"
     );
-    // XFS, since the log items' shadow buffers (docs/MODEL.md, "Filesystem creation storms"),
-    // seeds 1-5 at 100 / 200 / 300 / 500 / 1000: means 3280 / 2499 / 2275 / 2838 / 2249, each
-    // seed's spread about 30 %. The fall from the default is the claim that holds; above 200
-    // pswpout is flat within the seeds' spread (most of what XFS's shrinker evicts is dirty and
-    // waits for xfsaild whatever the pressure), so no order is claimed there.
+    // XFS, since it checkpoints its log by space (docs/MODEL.md, "Development on the third
+    // sitting's boots", 8), seeds 1-5 at 100 / 200 / 500: means 1597 / 1125 / 1832, each
+    // seed's spread about 30 %. Above 200 the model's XFS storm does not swap less: most of
+    // what the superblock shrinker evicts is pinned or dirty and waits for a checkpoint and
+    // xfsaild whatever the pressure. Neither does the guest's (the third sitting's XFS storms,
+    // docs/VALIDATION.md: pswpout 58,667 / 51,653 / 60,219 at 100 / 200 / 500), so the fall
+    // from the default to 200 is the claim.
     let base = mean(&pswpout("xfs-create-storm", 100, 5));
-    for p in [200, 500] {
-        let m = mean(&pswpout("xfs-create-storm", p, 5));
-        eprintln!("xfs-create-storm: mean pswpout at 100: {base}, at {p}: {m}");
-        assert!(m < base * 0.9, "xfs at {p}: {m} against {base} at 100");
-    }
+    let m = mean(&pswpout("xfs-create-storm", 200, 5));
+    eprintln!("xfs-create-storm: mean pswpout at 100: {base}, at 200: {m}");
+    assert!(m < base * 0.9, "xfs at 200: {m} against {base} at 100");
 }
 
 fn stat_scenario(fs_type: &str, drop: bool) -> Scenario {

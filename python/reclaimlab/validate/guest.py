@@ -327,14 +327,16 @@ def kvm_works(k: kernel.Kernel, busybox: Path, work: Path, timeout_s: float = 45
 def boot(
     spec: GuestSpec, k: kernel.Kernel, work: Path, busybox: Path, workload: Path, seed: int,
     kvm: bool, timeout_s: float = DEFAULT_TIMEOUT_S, all_tasks: bool = False,
+    shrinkers: bool = False,
 ) -> dict[str, Any]:
     """Boot the guest once for ``spec`` in ``work`` (a scratch directory) and return the
     repetition's record; the console transcript stays in ``work/console.log``. ``all_tasks``:
-    trace every task's scheduler events (initramfs.init_script)."""
+    trace every task's scheduler events; ``shrinkers``: every shrinker call
+    (initramfs.init_script)."""
     work.mkdir(parents=True, exist_ok=True)
     swap, data = _make_disks(spec, work)
     initrd = initramfs.build(
-        work / "initrd.gz", spec, k.modules, busybox, workload, seed, all_tasks
+        work / "initrd.gz", spec, k.modules, busybox, workload, seed, all_tasks, shrinkers
     )
     console = work / "console.log"
     console.unlink(missing_ok=True)

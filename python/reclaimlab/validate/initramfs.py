@@ -122,17 +122,26 @@ def _lru_gen_lines(spec: GuestSpec) -> str:
     return "\n".join(lines) + "\n"
 
 
-def init_script(spec: GuestSpec, modules: list[str], seed: int, all_tasks: bool = False) -> str:
+def init_script(
+    spec: GuestSpec, modules: list[str], seed: int, all_tasks: bool = False,
+    shrinkers: bool = False,
+) -> str:
     """The guest's /init (busybox sh). Every measurement goes to the console between
     `@@reclaimlab:begin NAME@@` / `@@reclaimlab:end NAME@@` lines; a failure prints one
     `@@reclaimlab:error ...@@` line and powers off, so the host never waits for its timeout.
     ``all_tasks`` traces every task's scheduler events, not kswapd0's alone: the workload's own
-    time on its vCPU (ktrace.workload_time), at the price of a larger trace and a slower boot."""
+    time on its vCPU (ktrace.workload_time), at the price of a larger trace and a slower boot.
+    ``shrinkers`` adds every `do_shrink_slab` call (`mm_shrink_slab_start`/`_end`): which of
+    the kernel's shrinkers scanned what `slabs_scanned` counts (ktrace.shrinkers)."""
     sched_filters = "" if all_tasks else (
         "    echo 'comm == \"kswapd0\"' > $T/events/sched/sched_wakeup/filter\n"
         "    echo 'next_comm == \"kswapd0\" || prev_comm == \"kswapd0\"' "
         "> $T/events/sched/sched_switch/filter\n"
     )
+    shrinker_events = (
+        "    echo 1 > $T/events/vmscan/mm_shrink_slab_start/enable\n"
+        "    echo 1 > $T/events/vmscan/mm_shrink_slab_end/enable\n"
+    ) if shrinkers else ""
     thp = "madvise" if spec.thp else "never"
     fstype = spec.fs_type or "ext4"
     sysctl_lines = "\n".join(
@@ -254,7 +263,7 @@ if [ $TRACING = 1 ]; then
     echo 1 > $T/events/block/block_plug/enable
     echo 1 > $T/events/block/block_unplug/enable
     echo 1 > $T/events/block/block_rq_insert/enable
-    echo 1 > $T/tracing_on
+{shrinker_events}    echo 1 > $T/tracing_on
 fi
 phase workload
 echo "{MARK}:begin workload@@"
@@ -305,9 +314,10 @@ class Cpio:
 
 def build(
     out: Path, spec: GuestSpec, modules_dir: Path, busybox: Path, workload: Path, seed: int,
-    all_tasks: bool = False,
+    all_tasks: bool = False, shrinkers: bool = False,
 ) -> Path:
-    """Write the initramfs for one boot of ``spec`` to ``out``."""
+    """Write the initramfs for one boot of ``spec`` to ``out`` (``all_tasks``, ``shrinkers``:
+    init_script's)."""
     kos = module_order(modules_dir, roots_for(spec))
     archive = Cpio()
     for d in ("bin", "lib", "lib/modules"):
@@ -317,7 +327,7 @@ def build(
         archive.file(f"lib/modules/{ko.name}", ko.read_bytes())
     archive.file("reclaimlab-workload", workload.read_bytes(), 0o755)
     archive.file("workload.spec", spec.workload_spec.encode())
-    archive.file("init", init_script(spec, [k.name for k in kos], seed, all_tasks).encode(), 0o755)
+    archive.file("init", init_script(spec, [k.name for k in kos], seed, all_tasks, shrinkers).encode(), 0o755)
     return write_gzip(out, archive)
 
 

@@ -419,3 +419,68 @@ def workload_time(trace: str, prefix: str = "reclaimlab-w") -> dict[str, Any]:
             rec["first_swap_in_at_s"] = round(first_swap_in[pid] - (t0 or 0.0), 4)
         out[str(pid)] = rec
     return out
+
+
+_SHRINK_START = re.compile(
+    r"^(\S+?)(?:\+\S+)?(?: \[\w+\])? (\S+): nid: \d+ objects to shrink (-?\d+) gfp_flags (\S+) "
+    r"cache items (-?\d+) delta (-?\d+) total_scan (-?\d+) priority (-?\d+)")
+_SHRINK_END = re.compile(
+    r"^(\S+?)(?:\+\S+)?(?: \[\w+\])? (\S+): nid: \d+ unused scan count (-?\d+) new scan count "
+    r"(-?\d+) total_scan (-?\d+) last shrinker return val (-?\d+)")
+
+
+def shrinkers(trace: str) -> dict[str, Any]:
+    """Every `do_shrink_slab` call the trace holds (`mm_shrink_slab_start` and `_end`, guest or
+    simulator: the same text), summed by shrinker (its `scan_objects` function and instance):
+    calls (by kswapd, by others, and those made without `__GFP_FS`), the objects the start
+    counted (`cache items`) at the first and largest call, the `delta` added and the deferred
+    work taken (`objects to shrink`), the scan planned (`total_scan` at the start) and done
+    (planned less what the end says was left: what `slabs_scanned` counts), the objects freed
+    (`last shrinker return val`; a negative one, a shrinker's "freed everything" LONG_MAX
+    printed as an int, is counted apart) and the backlog left at
+    the last call (`new scan count`). Calls are paired by task: a start is closed by the same
+    task's next end."""
+    open_call: dict[str, tuple[str, str, int, int, int, int, bool, bool]] = {}
+    first_items: dict[str, int] = {}
+    out: dict[str, dict[str, Any]] = {}
+    for line in trace.splitlines():
+        e = _EVENT.match(line)
+        if not e:
+            continue
+        comm, pid, name, args = e.group(1).strip(), e.group(2), e.group(5), e.group(6)
+        if name == "mm_shrink_slab_start":
+            m = _SHRINK_START.match(args)
+            if m:
+                sym, ptr, nr, gfp, items, delta, total, _prio = m.groups()
+                first_items.setdefault(f"{sym} {ptr}", int(items))
+                open_call[pid] = (sym, ptr, int(nr), int(items), int(delta), int(total),
+                                   comm.startswith("kswapd"),
+                                   "GFP_NOFS" in gfp or "GFP_NOIO" in gfp)
+        elif name == "mm_shrink_slab_end" and pid in open_call:
+            m = _SHRINK_END.match(args)
+            if not m:
+                continue
+            sym, ptr, nr, items, delta, total, kswapd, nofs = open_call.pop(pid)
+            _s, _p, _unused, new, left, ret = (m.group(i) for i in range(1, 7))
+            key = f"{sym} {ptr}"
+            s = out.setdefault(key, {
+                "shrinker": sym, "calls": 0, "kswapd_calls": 0, "nofs_calls": 0,
+                "first_items": first_items[key], "max_items": 0, "delta": 0,
+                "deferred_taken": 0, "planned": 0, "scanned": 0, "freed": 0,
+                "negative_return_calls": 0, "backlog_end": 0,
+            })
+            s["calls"] += 1
+            s["kswapd_calls"] += kswapd
+            s["nofs_calls"] += nofs
+            s["max_items"] = max(s["max_items"], items)
+            s["delta"] += delta
+            s["deferred_taken"] += nr
+            s["planned"] += total
+            s["scanned"] += max(total - int(left), 0)
+            r = int(ret)
+            if r >= 0:
+                s["freed"] += r
+            else:
+                s["negative_return_calls"] += 1
+            s["backlog_end"] = int(new)
+    return dict(sorted(out.items(), key=lambda kv: -kv[1]["scanned"]))

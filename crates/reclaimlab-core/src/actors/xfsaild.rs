@@ -1,8 +1,8 @@
-//! xfsaild, the AIL pusher (`fs/xfs/xfs_trans_ail.c`), with the CIL's background checkpoint
-//! (`xlog_cil_push_work`, every `cil_interval`): it writes the oldest dirty inode clusters
-//! when the log is three quarters full or when a shrinker or a create waiting for log space
-//! asked for everything to be pushed, as many at once as the I/O queue takes (mechanisms
-//! §A.6). It polls every `aild_period` while there is anything to do, and sleeps otherwise.
+//! xfsaild, the AIL pusher (`fs/xfs/xfs_trans_ail.c`), with the log worker (`xfs_log_worker`,
+//! every `xfssyncd_centisecs`: a log force and a push of the whole AIL): it writes the oldest
+//! dirty inode clusters when the log is three quarters full or when a shrinker or a create
+//! waiting for log space asked for everything to be pushed, as many at once as the I/O queue
+//! takes (mechanisms §A.6). It polls every `aild_period` while there is anything to do, and sleeps otherwise.
 
 use std::any::Any;
 
@@ -37,9 +37,9 @@ impl Actor for Xfsaild {
         self.pushed += n;
         let cost = n * fs.cfg.flush_cluster_ns;
         let period = fs.cfg.aild_period_ns;
-        // Next: the earliest of the next checkpoint, the next write completing (a push may
+        // Next: the earliest of the log worker's next run, the next write completing (a push may
         // then go on), and the poll period while there is dirty metadata.
-        let mut next = fs.xfs.next_checkpoint_ns;
+        let mut next = fs.xfs.next_log_work_ns;
         if let Some(done) = fs.xfs.io.next_done() {
             next = next.min(done);
         }

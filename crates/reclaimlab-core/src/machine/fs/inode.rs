@@ -51,6 +51,9 @@ pub struct Inode {
     pub file: u32,
     /// It holds its private item (`xfs_ili` once logged; `jbd2_inode` once it has data).
     pub item: bool,
+    /// XFS: its log item holds the buffer its last change was formatted into (`li_lv`,
+    /// `kmalloc-512`), from the change until the checkpoint that writes it commits.
+    pub lv: bool,
     /// The memcg its object is charged to (the root: none).
     pub memcg: CounterId,
 }
@@ -99,6 +102,7 @@ impl Icache {
             agino,
             file,
             item: false,
+            lv: false,
             memcg,
         };
         self.nr_inodes += 1;

@@ -11,13 +11,15 @@
 //!   dirtied, freed when it commits; a `jbd2_inode` for every inode with data written in
 //!   ordered mode, freed when the inode is evicted.
 //!
-//! * XFS logs a change by copying the item into a buffer the log item keeps for its next
-//!   commit to the CIL (`xlog_cil_alloc_shadow_bufs`: `li_lv_shadow`, a plain `kmalloc`):
-//!   every logged inode's item holds one (`kmalloc-512` for an inode's core and its small
-//!   forks), and so does every inode cluster buffer's item (`kmalloc-8k`, the cluster's
-//!   logged regions). The sizes are the guest's: a calibration trial boot of xfs-create-stat
-//!   grew `kmalloc-512` by one object per created inode and `kmalloc-8k` by one per inode
-//!   cluster (docs/MODEL.md). They are unreclaimable slab, `SUnreclaim` in meminfo.
+//! * XFS logs a change by formatting the item into a buffer (`xlog_cil_alloc_shadow_bufs`: a
+//!   plain `kmalloc`), which the item keeps in the CIL (`li_lv`) until a checkpoint takes it;
+//!   the checkpoint's log vectors are freed when it commits (`xlog_cil_committed`). Every
+//!   logged inode's item holds one (`kmalloc-512` for an inode's core and its small forks)
+//!   from its create to the checkpoint after it, and every inode cluster buffer's item one
+//!   (`kmalloc-8k`, the cluster's logged regions). The sizes are the guest's: a calibration
+//!   trial boot of xfs-create-stat, 10,000 creates inside one checkpoint, grew `kmalloc-512`
+//!   by one object per created inode and `kmalloc-8k` by one per inode cluster
+//!   (docs/MODEL.md). They are unreclaimable slab, `SUnreclaim` in meminfo.
 //!
 //! Which caches count as reclaimable slab follows their `SLAB_RECLAIM_ACCOUNT` flag in 6.1:
 //! `xfs_ili`, `xfs_buf`, `buffer_head` and `jbd2_journal_head` (`SLAB_TEMPORARY`) are
@@ -28,8 +30,9 @@
 //! in-core inode or is the one its AG is filling; an XFS directory block lives for the run
 //! (the directory is in use as long as files are created in it); an ext4 transaction's
 //! journal heads go at its commit (checkpointing is taken as immediate).
-//! A log item's shadow buffer lives as long as the item (the kernel frees an inode cluster
-//! buffer's item, and its shadow, once the buffer is clean; here it goes with the buffer).
+//! An inode cluster buffer's 8 KiB log buffer lives as long as the buffer (the kernel frees
+//! it with the checkpoint that wrote it, and a later create in the cluster formats a new
+//! one).
 
 use super::super::gfp::{Gfp, GFP_NOFS};
 use super::super::memory::{Access, TaskCtx};
@@ -342,6 +345,13 @@ impl Machine {
         if r.objs.contains(&item_cache) {
             fs.icache.i[ino as usize].item = true;
         }
+        if fs
+            .meta
+            .item_shadow_cache
+            .is_some_and(|sh| r.objs.contains(&sh))
+        {
+            fs.icache.i[ino as usize].lv = true;
+        }
         if let Some(jh) = fs.meta.journal_head_cache {
             fs.meta.journal_heads += r.objs.iter().filter(|&&o| o == jh).count() as u64;
         }
@@ -409,9 +419,19 @@ impl Machine {
         if i.item {
             i.item = false;
             self.kmem_cache_free(fs.meta.item_cache, 1);
+        }
+        if std::mem::take(&mut i.lv) {
             if let Some(sh) = fs.meta.item_shadow_cache {
                 self.kmem_cache_free(sh, 1);
             }
+        }
+    }
+
+    /// A CIL checkpoint committed (`xlog_cil_committed` freeing the checkpoint's log
+    /// vectors): the `n` inode items' formatted buffers it wrote go back.
+    pub fn xfs_cil_committed(&mut self, fs: &Filesystem, n: u64) {
+        if let Some(sh) = fs.meta.item_shadow_cache.filter(|_| n > 0) {
+            self.kmem_cache_free(sh, n);
         }
     }
 

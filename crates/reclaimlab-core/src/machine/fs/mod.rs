@@ -84,8 +84,6 @@ pub struct FsConfig {
     pub slab_fragmentation: u64,
     /// Log capacity in inodes: creates wait for log space when it is full.
     pub log_inodes: u64,
-    /// CIL checkpoint interval (`T_cil`): pinned items become dirty in the AIL.
-    pub cil_interval_ns: u64,
     /// Inodes per cluster buffer (one write cleans the cluster).
     pub cluster_inodes: u64,
     /// Latency of one inode cluster write (`t_io`).
@@ -216,7 +214,6 @@ mod tests {
             dentry_size: 192,
             slab_fragmentation: 0,
             log_inodes: 100_000,
-            cil_interval_ns: 30_000_000,
             cluster_inodes: 32,
             io_latency_ns: 5_000_000,
             io_queue_depth: 4,
@@ -440,8 +437,10 @@ mod tests {
     }
 
     /// Checkpoint and write back everything, as xfsaild would over time.
-    pub(super) fn writeback_all(fs: &mut super::Filesystem) {
-        fs.xlog_cil_push();
+    pub(super) fn writeback_all(m: &mut Machine) {
+        let mut fs = m.fs.take().unwrap();
+        let lvs = fs.xlog_cil_push();
+        m.xfs_cil_committed(&fs, lvs);
         let mut t = 0;
         while !fs.xfs.ail.is_empty() || fs.xfs.io.next_done().is_some() {
             fs.xfs_ail_push_all();
@@ -450,6 +449,7 @@ mod tests {
             fs.xfs_buf_ioend(t);
         }
         assert_eq!(fs.xfs.log_used, 0);
+        m.fs = Some(fs);
     }
 
     #[test]
@@ -502,8 +502,54 @@ mod tests {
     fn checkpointed_inodes() -> Machine {
         let mut m = machine("X3", "v61");
         create(&mut m, 64);
-        m.fs.as_mut().unwrap().xlog_cil_push();
+        let mut fs = m.fs.take().unwrap();
+        let lvs = fs.xlog_cil_push();
+        m.xfs_cil_committed(&fs, lvs);
+        m.fs = Some(fs);
         m
+    }
+
+    #[test]
+    fn the_cil_checkpoints_at_an_eighth_of_the_log_and_the_log_worker_forces_it() {
+        use super::xfs::xfs_log_cil::cil_space_limit;
+        // XLOG_CIL_SPACE_LIMIT: log size >> 3 (a mkfs-default 2 GiB filesystem's 64 MiB log has
+        // an 8 MiB CIL).
+        assert_eq!(cil_space_limit(200_000), 25_000);
+        assert_eq!(cil_space_limit(7), 1);
+        let mut m = machine("X3", "v61");
+        m.fs.as_mut().unwrap().cfg.log_inodes = 800;
+        create(&mut m, 99);
+        let fs = m.fs.as_ref().unwrap();
+        assert_eq!((fs.xfs.cil.len(), fs.stats.cil_checkpoints), (99, 0));
+        assert!(fs.icache.i.iter().all(|i| i.xfs == XfsState::Pinned));
+        // The hundredth logged inode fills the CIL: all of it goes to the AIL, dirty.
+        create(&mut m, 1);
+        let fs = m.fs.as_ref().unwrap();
+        assert_eq!(
+            (fs.xfs.cil.len(), fs.xfs.ail.len(), fs.stats.cil_checkpoints),
+            (0, 100, 1)
+        );
+        assert!(fs.icache.i.iter().all(|i| i.xfs == XfsState::Dirty));
+        // The checkpoint's log vectors are freed when it commits: no inode keeps its 512-byte
+        // formatted buffer (unreclaimable kmalloc-512) past it; the log items stay.
+        let objects = |m: &Machine, c: Option<crate::machine::slab::CacheId>| {
+            m.slab.caches[c.unwrap()].objects
+        };
+        let (lv_cache, item_cache) = (fs.meta.item_shadow_cache, Some(fs.meta.item_cache));
+        assert_eq!((objects(&m, lv_cache), objects(&m, item_cache)), (0, 100));
+        // Below the limit, only the log worker checkpoints: every xfssyncd_centisecs (30 s).
+        create(&mut m, 10);
+        let period = super::xfs::log_work_period_ns(3000);
+        assert_eq!(period, 30_000_000_000);
+        m.xfs_catch_up(period - 1);
+        assert_eq!(m.fs.as_ref().unwrap().xfs.cil.len(), 10);
+        assert_eq!(objects(&m, lv_cache), 10);
+        m.xfs_catch_up(period);
+        assert_eq!(objects(&m, lv_cache), 0);
+        let fs = m.fs.as_ref().unwrap();
+        assert_eq!((fs.xfs.cil.len(), fs.stats.cil_checkpoints), (0, 2));
+        assert!(fs.xfs.push_all, "the log worker pushes the whole AIL");
+        assert_eq!(fs.xfs.next_log_work_ns, 2 * period);
     }
 
     #[test]
@@ -556,7 +602,7 @@ mod tests {
     fn drop_slab_empties_clean_caches_and_counts_once() {
         let mut m = machine("X3", "v61");
         create(&mut m, 500);
-        writeback_all(m.fs.as_mut().unwrap());
+        writeback_all(&mut m);
         m.drop_slab(0);
         assert_eq!(m.vm.get(VmEvent::DropSlab), 1);
         assert!(m.vm.get(VmEvent::SlabsScanned) >= 1500);

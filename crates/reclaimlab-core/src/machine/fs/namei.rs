@@ -11,15 +11,18 @@ use crate::machine::page_counter::{CounterId, ROOT_COUNTER};
 use crate::machine::{Access, Machine, TaskCtx};
 
 impl Machine {
-    /// Make XFS's state current at `at`: finished cluster writes, due CIL checkpoints.
+    /// Make XFS's state current at `at`: finished cluster writes, the log worker's due runs.
     pub fn xfs_catch_up(&mut self, at: u64) {
-        if let Some(fs) = self.fs.as_mut() {
-            fs.xfs_buf_ioend(at);
-            while fs.xfs.next_checkpoint_ns <= at {
-                fs.xlog_cil_push();
-                fs.xfs.next_checkpoint_ns += fs.cfg.cil_interval_ns;
-            }
+        let Some(mut fs) = self.fs.take() else {
+            return;
+        };
+        fs.xfs_buf_ioend(at);
+        while fs.xfs.next_log_work_ns <= at {
+            let lvs = fs.xfs_log_worker();
+            self.xfs_cil_committed(&fs, lvs);
+            fs.xfs.next_log_work_ns += super::xfs::log_work_period_ns(fs.cfg.xfssyncd_centisecs);
         }
+        self.fs = Some(fs);
     }
 
     /// Make the filesystem's state current at `at`: XFS's finished cluster writes and due
@@ -98,6 +101,10 @@ impl Machine {
             ag,
         });
         self.fs_attach(&mut fs, reserve, ino, Some(dir), filling);
+        if xfs {
+            let lvs = fs.xlog_cil_push_background();
+            self.xfs_cil_committed(&fs, lvs);
+        }
         // close: the dentry's last reference goes; it keeps the inode pinned in memory.
         fs.dcache.dput(dentry);
         fs.stats.creates += 1;

@@ -202,7 +202,7 @@ impl Machine {
         };
         let mut xfs = super::xfs::XfsMount {
             io: super::xfs::xfs_buf::ClusterIo::new(cfg.io_queue_depth),
-            next_checkpoint_ns: cfg.cil_interval_ns,
+            next_log_work_ns: super::xfs::log_work_period_ns(cfg.xfssyncd_centisecs),
             ..Default::default()
         };
         xfs.ags
@@ -326,7 +326,7 @@ mod tests {
         assert_eq!(m.memcg.as_ref().unwrap().kmem[0].objects, 0);
         // Freed by whoever frees them, the objects go back to their memcg: drop_caches empties
         // every memcg's lists; the stock keeps at most a page.
-        crate::machine::fs::tests::writeback_all(m.fs.as_mut().unwrap());
+        crate::machine::fs::tests::writeback_all(&mut m);
         m.drop_slab(0);
         assert_eq!(stat(&m, A, "slab"), 0);
         assert!(usage(&m, A) <= 1, "{}", usage(&m, A));

@@ -62,9 +62,8 @@ section! {
         log_inodes: 200_000 => Key::new(
             "log_inodes",
             Ty::UInt { min: 1, max: u64::MAX >> 1 },
-            "log capacity in logged inodes: creates wait for log space when it is full",
+            "log capacity in logged inodes: creates wait for log space when it is full, and the CIL is checkpointed when it holds an eighth of it (6.1's XLOG_CIL_SPACE_LIMIT, log size / 8)",
         );
-        cil_interval_ns: 30 * NS_PER_MS => Key::new("cil_interval", POSITIVE, "CIL checkpoint interval: pinned inodes become dirty in the AIL");
         cluster_inodes: 32 => Key::new("cluster_inodes", Ty::UInt { min: 1, max: 256 }, "inodes per cluster buffer (one write cleans the cluster)");
         io_latency_ns: 5 * NS_PER_MS => Key::new("io_latency", POSITIVE, "latency of one inode cluster write or read, or of an ext4 metadata block read (5 ms HDD, 0.2 ms SSD)");
         io_queue_depth: 4 => Key::new("io_queue_depth", Ty::UInt { min: 1, max: 1024 }, "inode cluster I/Os (ext4: metadata block reads) in flight at once");
@@ -72,7 +71,7 @@ section! {
         xfssyncd_centisecs: 3000 => Key::new(
             "xfssyncd_centisecs",
             Ty::UInt { min: 100, max: 720_000 },
-            "fs.xfs.xfssyncd_centisecs [6.1]: the background reclaim worker runs every centisecs / 6 * 10 ms",
+            "fs.xfs.xfssyncd_centisecs [6.1]: the log worker forces the log (a CIL checkpoint) and pushes the AIL every centisecs * 10 ms, the background reclaim worker runs every centisecs / 6 * 10 ms",
         );
         aild_period_ns: 20 * NS_PER_MS => Key::new("aild_period", POSITIVE, "xfsaild's pause between pushes and its idle poll");
         flush_cluster_ns: 20 * NS_PER_US => Key::new("flush_cluster_cost", COST, "xfsaild CPU per cluster it flushes");

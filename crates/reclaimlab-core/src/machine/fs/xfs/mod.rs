@@ -12,6 +12,11 @@ use std::collections::{BTreeMap, VecDeque};
 
 use xfs_buf::ClusterIo;
 
+/// The log worker's period (`xfs_log_worker` is queued every `xfs_syncd_centisecs`).
+pub fn log_work_period_ns(xfssyncd_centisecs: u64) -> u64 {
+    xfssyncd_centisecs * 10_000_000
+}
+
 /// One allocation group's reclaim state (`struct xfs_perag`).
 #[derive(Debug, Default)]
 pub struct Ag {
@@ -37,7 +42,8 @@ pub struct XfsMount {
     pub nr_reclaimable: u64,
     /// Pinned inodes logged since the last checkpoint (the CIL).
     pub cil: Vec<u32>,
-    pub next_checkpoint_ns: u64,
+    /// When the log worker next forces the log and pushes the AIL (`xfs_log_worker`).
+    pub next_log_work_ns: u64,
     /// Dirty inodes in the AIL, oldest first (entries no longer dirty are skipped).
     pub ail: VecDeque<u32>,
     /// Log space in use, in inodes (pinned + dirty + flushing).

@@ -202,7 +202,8 @@ impl Machine {
                     cost.sleep_ns += t;
                     fs.stats.reclaim_wait_ns += t;
                     fs.stats.reclaim_log_forces += 1;
-                    fs.xlog_cil_push();
+                    let lvs = fs.xlog_cil_push();
+                    self.xfs_cil_committed(fs, lvs);
                     state = fs.icache.i[ino as usize].xfs;
                 }
                 if state == XfsState::Dirty {
