@@ -258,6 +258,19 @@ def test_validate_all_headlines_the_prediction_score_at_its_floor(validate_all):
     assert all(c["costs"] == "none" for c in data["baseline"])
     assert all(c["costs"].endswith("debian-6.1-tcg.toml") for c in data["scenarios"])
     assert scores["baseline_no_costs"]["compared"] > 0
+    # By family: each prediction scenario in exactly one, and the families add up.
+    fam = scores["prediction_by_family"]
+    assert {f: v["scenarios"] for f, v in fam.items()} == {
+        "no filesystem or cgroup": ["anon-random", "file-write", "mix-1g", "mix-2g", "mix",
+                                    "thp-fault"],
+        "ext4 storms": [f"ext4-create-walk-{p}" for p in (100, 200, 500)],
+        "memory cgroups": ["memcg-high", "memcg-low", "memcg-max"],
+        "xfs storms": [f"xfs-create-walk-{p}" for p in (100, 200, 500)],
+    }
+    for key in ("within", "compared"):
+        assert sum(v[key] for v in fam.values()) == pred[key]
+        assert (sum(v["timing_sensitive"][key] for v in fam.values())
+                == scores["prediction_timing_sensitive"][key])
     # The timing-sensitive subset is the prediction rows of TIMING, counted.
     t = [r for c in data["scenarios"] if c["role"] == "prediction" for r in c["counters"]
          if r["timing_sensitive"] and r["within"] is not None]

@@ -138,6 +138,8 @@ class Comparison:
     speed: float = 1.0
     # The page-replacement algorithm, the guest's and the model's ("classic" or "mglru").
     lru: str = "classic"
+    # What the scenario exercises, for the scores by family (`family`).
+    family: str = ""
 
     @property
     def score(self) -> tuple[int, int]:
@@ -161,6 +163,7 @@ class Comparison:
             "scenario": self.scenario,
             "role": self.role,
             "lru": self.lru,
+            "family": self.family,
             "costs": self.costs,
             "speed_factor": self.speed,
             "real_reps": self.reps,
@@ -349,6 +352,14 @@ def noise_floor(deltas: list[dict[str, int]]) -> float:
     return NOISE_FRACTION * mean(allocs) if allocs else 0.0
 
 
+def family(spec: GuestSpec) -> str:
+    """The family a scenario's score is summed in: its filesystem if it has one (the creation
+    storms), else memory cgroups if it has any, else neither."""
+    if spec.fs_type is not None:
+        return f"{spec.fs_type} storms"
+    return "memory cgroups" if spec.cgroups else "no filesystem or cgroup"
+
+
 def build(spec: GuestSpec, kept: dict[str, Any], sims: list[dict[str, int]]) -> Comparison:
     deltas = [rep["vmstat_delta"] for rep in kept["reps"]]
     floor = noise_floor(deltas)
@@ -393,7 +404,8 @@ def build(spec: GuestSpec, kept: dict[str, Any], sims: list[dict[str, int]]) -> 
     if zpath.is_file():
         zones = zone_layout(zpath.read_text())
     limits = list(GENERAL_LIMITS) + [x for x in spec.not_mirrored if x not in GENERAL_LIMITS]
-    return Comparison(spec.name, len(deltas), len(sims), kept, rows, not_modelled, limits, zones)
+    return Comparison(spec.name, len(deltas), len(sims), kept, rows, not_modelled, limits, zones,
+                      family=family(spec))
 
 
 def _fs_rows(

@@ -165,6 +165,13 @@ def scores(cs: Sequence[Comparison], baseline: Sequence[Comparison] = ()) -> dic
     if pred:
         out["prediction"] = _sum(pred)
         out["prediction_timing_sensitive"] = _sum(pred, timing=True)
+        # The same by family (compare.family), in the order the families first appear.
+        fams = list(dict.fromkeys(c.family for c in pred))
+        out["prediction_by_family"] = {
+            f: {**_sum([c for c in pred if c.family == f]),
+                "timing_sensitive": _sum([c for c in pred if c.family == f], timing=True)}
+            for f in fams
+        }
     if baseline:
         out["baseline_no_costs"] = _sum(baseline)
     if cal:
@@ -233,6 +240,10 @@ def overall(cs: Sequence[Comparison], baseline: Sequence[Comparison] = (),
     lines = [f"prediction score{under}: {_frac(p)} over {len(pred)} prediction scenarios"
              + _unresolved(p["compared"] - p["within"], sum(c.unresolved for c in pred)),
              f"timing-sensitive subset of it: {_frac(s['prediction_timing_sensitive'])}"]
+    if len(s["prediction_by_family"]) > 1:
+        lines.append("by family: " + "; ".join(
+            f"{f} {v['within']} of {v['compared']}"
+            for f, v in s["prediction_by_family"].items()))
     if "baseline_no_costs" in s:
         lines.append("baseline, the prediction scenarios with no cost section: "
                      + _frac(s["baseline_no_costs"]))
