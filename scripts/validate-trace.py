@@ -4,7 +4,7 @@ a CPU, what it was doing when each direct reclaim began, and the boost wake-ups.
 
 With --shrinkers the boot also traces every `do_shrink_slab` call, and the file kept is
 <scenario>.shrinkers.json: the kswapd summary, the vmstat delta, and each of the kernel's
-shrinkers' calls, planned and done scans and frees (ktrace.shrinkers), the figures behind
+shrinkers' calls, planned and done scans and frees (shrinktrace.shrinkers), the figures behind
 `slabs_scanned`.
 
 With --tasks the boot traces every task's scheduler events, and the file kept is
@@ -30,7 +30,7 @@ import json
 import sys
 from pathlib import Path
 
-from reclaimlab.validate import guest, kernel, ktrace, spec, store
+from reclaimlab.validate import guest, kernel, ktrace, shrinktrace, spec, store
 from reclaimlab.validate.errors import ValidateError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -51,13 +51,20 @@ def main() -> int:
                    help="trace every shrinker call; keep <scenario>.shrinkers.json")
     p.add_argument("--sitting", type=Path, help="the sitting to keep the result in (DIR/real/)")
     args = p.parse_args()
+    kind = "tasks" if args.tasks else "shrinkers" if args.shrinkers else "trace"
+    date = datetime.date.today().isoformat()
     try:
         s = spec.load_for_script(spec.find(args.scenario, ROOT / "validation"), args.sitting)
+        kept = s.real_dir / f"{s.name}.{kind}.json"
         if args.console is not None:
             if not args.console.is_file():
                 raise ValidateError(f"{args.console}: no such transcript")
             console = args.console
             accel = "as recorded"
+            if kept.is_file():
+                # Summarised again (a newer summary): the boot is still the one kept.
+                was = json.loads(kept.read_text())
+                accel, date = was.get("accel", accel), was.get("date", date)
         else:
             k = kernel.fetch_kernel(store.CACHE)
             work = store.CACHE / "work-trace" / s.name
@@ -80,7 +87,7 @@ def main() -> int:
         "what": "one traced boot of the scenario: kswapd's runs and CPU time, and what kswapd "
                 "was doing when each direct reclaim began (reclaimlab.validate.ktrace)",
         "scenario": s.name, "accel": accel, "kernel": rep["kernel"],
-        "date": datetime.date.today().isoformat(),
+        "date": date,
         "wall_time_s": rep["wall_time_s"],
         "guest_settings": rep.get("guest_settings", {}),
         "vmstat_delta": {c: rep["vmstat_delta"].get(c) for c in SHOWN},
@@ -91,16 +98,14 @@ def main() -> int:
         "tasks": ("every task's scheduler events: where each workload task's time went",
                   "workload_time", ktrace.workload_time),
         "shrinkers": ("every shrinker call: what each of the kernel's shrinkers scanned and "
-                      "freed", "shrinkers", ktrace.shrinkers),
+                      "freed", "shrinkers", shrinktrace.shrinkers),
     }
-    kind = "tasks" if args.tasks else "shrinkers" if args.shrinkers else "trace"
     if kind in extra:
         what, key, summarise = extra[kind]
         out["what"] = (f"one boot of the scenario tracing {what} "
-                       f"(reclaimlab.validate.ktrace.{key}) beside the kswapd summary")
+                       f"({summarise.__module__}.{summarise.__name__}) beside the kswapd summary")
         out["vmstat_delta"] = rep["vmstat_delta"]
         out[key] = summarise(guest.parse_transcript(text).sections["sched"])
-    kept = s.real_dir / f"{s.name}.{kind}.json"
     kept.parent.mkdir(parents=True, exist_ok=True)
     kept.write_text(json.dumps(out, indent=1) + "\n")
     at = summary["kswapd_at_direct_reclaim"]

@@ -19,7 +19,7 @@ import pytest
 import reclaimlab
 from reclaimlab import cli
 from reclaimlab.validate import (
-    compare, costs, guest, initramfs, kernel, ktrace, report, sittings, spec, store,
+    compare, costs, guest, initramfs, kernel, ktrace, report, shrinktrace, sittings, spec, store,
 )
 from reclaimlab.validate.errors import ValidateError
 
@@ -1060,7 +1060,7 @@ def test_each_anonymous_workloads_pace_is_shown_beside_the_models_and_not_scored
 
 
 def test_shrinker_calls_summed_by_shrinker_and_paired_by_task():
-    """ktrace.shrinkers reads 6.1's mm_shrink_slab_start/_end (guest and simulator alike):
+    """shrinktrace.shrinkers reads 6.1's mm_shrink_slab_start/_end (guest and simulator alike):
     a start is closed by the same task's end, even with another task's call in between."""
     def start(comm, pid, t, sym, ptr, nr, gfp, items, delta, total, prio):
         return (f"  {comm}-{pid} [000] ..... {t:.6f}: mm_shrink_slab_start: {sym} {ptr}: nid: 0 "
@@ -1085,7 +1085,7 @@ def test_shrinker_calls_summed_by_shrinker_and_paired_by_task():
         # An end whose start the trace missed is ignored.
         end("reclaimlab-work", 150, 1.6, sb, "00000000aaaa", 0, 0, 0, 7),
     ])
-    s = ktrace.shrinkers(trace)
+    s = shrinktrace.shrinkers(trace)
     assert list(s) == ["super_cache_scan 00000000aaaa", "xfs_buftarg_shrink_scan 00000000bbbb"]
     a = s["super_cache_scan 00000000aaaa"]
     assert (a["calls"], a["kswapd_calls"], a["nofs_calls"]) == (2, 1, 1)
@@ -1096,3 +1096,26 @@ def test_shrinker_calls_summed_by_shrinker_and_paired_by_task():
     b = s["xfs_buftarg_shrink_scan 00000000bbbb"]
     assert (b["shrinker"], b["calls"], b["scanned"], b["backlog_end"]) == (
         "xfs_buftarg_shrink_scan", 1, 0, 2)
+
+
+def test_swap_layout_replays_the_swap_disks_requests():
+    """ktrace.swap_layout: a slot is out from its write until a read takes it back; a one-page
+    read counts the out slots of its aligned 8-slot block (not itself, not the header)."""
+    def rq(t, rw, sector, sectors, dev="254,0"):
+        return (f"  kswapd0-44 [000] ..... {t:.6f}: block_rq_issue: {dev} {rw} 4096 () "
+                f"{sector} + {sectors} [kswapd0]")
+
+    trace = "\n".join([
+        rq(1.0, "W", 8, 56),              # slots 1-7 out
+        rq(1.1, "W", 8, 8, dev="254,16"),  # the data disk: not swap
+        rq(2.0, "R", 24, 8),              # slot 3 alone: 1, 2, 4, 5, 6, 7 out
+        rq(2.1, "R", 32, 16),             # slots 4-5 together
+        rq(2.2, "R", 8, 8),               # slot 1 alone: 2, 6, 7 out
+        rq(2.3, "R", 64, 72),             # nine pages
+    ])
+    s = ktrace.swap_layout(ktrace._events(trace))
+    assert s["read_requests_by_pages"] == {"1": 2, "2": 1, "3-4": 0, "5-8": 0, "more": 1}
+    assert s["one_page_reads_by_out_neighbours"] == [0, 0, 0, 1, 0, 0, 1, 0]
+    assert s["one_page_read_out_neighbours_mean"] == 4.5
+    # Every traced boot's summary keeps it.
+    assert ktrace.summarise(trace)["swap_layout"] == s

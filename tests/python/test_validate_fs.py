@@ -324,3 +324,33 @@ def test_the_guest_mirror_shares_its_vcpus_among_its_threads():
     said = compare.sim_scenario(dataclasses.replace(s, document=doc),
                                 Path(kept["zoneinfo_path"]), kept["guest_settings"])
     assert said["host"]["cpu_contention"] is False
+
+
+def test_set_changes_the_simulators_side_alone(capsys):
+    """`validate --set KEY=VALUE`: a sensitivity sweep's point. The key is set on the scenario
+    the simulator runs, over the profile's and the mirror's own settings; the guest's kept boots
+    (their hash) and the scenario's other keys stay as they are."""
+    s = spec.load(PREDICT / "xfs-create-walk-200.toml")
+    kept = store.load(s)
+    from reclaimlab.validate import profile
+    prof = profile.load(profile.default_path(VALIDATION))
+    plain = compare.kept_sim_scenario(s, kept, prof)
+    point = dataclasses.replace(s, sim_set={"fs.log_inodes": 100_000,
+                                            "host.cpu_contention": False})
+    swept = compare.kept_sim_scenario(point, kept, prof)
+    assert (plain["fs"].get("log_inodes"), swept["fs"]["log_inodes"]) == (None, 100_000)
+    assert (plain["host"]["cpu_contention"], swept["host"]["cpu_contention"]) == (True, False)
+    for doc in (plain, swept):
+        doc["fs"].pop("log_inodes", None)
+        doc["host"].pop("cpu_contention")
+    assert swept == plain
+    assert spec.content_hash(point) == spec.content_hash(s)
+    # A list element that does not exist, an unknown key, --boot: an error naming it, exit 2.
+    for bad, said in (("workload.nope.think=1us", "no element named 'nope'"),
+                      ("fs.log_inode=1", "did you mean `log_inodes`")):
+        code = cli.main(["validate", "--reps", "1", "--set", bad,
+                         str(PREDICT / "xfs-create-walk-200.toml")])
+        assert code == 2 and said in capsys.readouterr().err
+    assert cli.main(["validate", "--boot", "--set", "fs.log_inodes=1",
+                     str(PREDICT / "xfs-create-walk-200.toml")]) == 2
+    assert "cannot go with --boot" in capsys.readouterr().err

@@ -16,7 +16,7 @@ from ..validate import (
 )
 from ..validate.errors import ValidateError
 from ..validate.guest import DEFAULT_TIMEOUT_S
-from ._common import CliError, positive_int
+from ._common import CliError, key_value, positive_int
 
 NAME = "validate"
 HELP = "compare a scenario on a real 6.1 kernel (QEMU guest) with the simulator"
@@ -63,6 +63,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="run every scenario under this page-replacement algorithm, guest and model alike, "
         "whatever its [policy] lru says: `mglru` is the protocol's second run (kept in the "
         "latest complete sitting under it; with --boot, in <today>-mglru)",
+    )
+    p.add_argument(
+        "--set", action="append", default=[], metavar="KEY=VALUE", dest="sim_set",
+        help="set a scenario key on the simulator's side alone (repeatable; a dotted key, as "
+        "reproduce --set takes: --set fs.log_inodes=100000): a sensitivity sweep's point, "
+        "printed with each table; the guest's kept boots are the same",
     )
     p.add_argument(
         "--reps", type=positive_int, default=5, metavar="N",
@@ -189,10 +195,14 @@ def main(args: argparse.Namespace) -> int:
     if args.real_only:
         raise CliError("--real-only goes with --balloon")
     comparisons, baseline, not_sat = [], [], []
+    sim_set = dict(key_value(t, "--set") for t in args.sim_set)
+    if sim_set and args.boot:
+        raise CliError("--set changes the simulator's side alone; it cannot go with --boot")
     courses: dict[str, list] = {}
     try:
         for path in _scenarios(args):
             s = spec.load(path, _sitting(args, path), args.lru)
+            s.sim_set = sim_set
             if args.boot:
                 kept = store.boot_and_keep(s, args.reps, args.accel, args.timeout)
             elif sittings.not_yet_sat(path, s.real_dir.parent):

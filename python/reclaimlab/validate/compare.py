@@ -29,9 +29,11 @@ from pathlib import Path
 from typing import Any
 
 from .. import api
+from ..sweep.planning import set_key
 from . import cgroups, fscount
 from . import profile as guest_profile
 from .rows import CONFIDENCE, EVENT_FLOOR, HIGH, LOW, Row, make_row, mean, timing_sensitive
+from .errors import ValidateError
 from .spec import GuestSpec
 
 # The reclaim counters the model updates (machine/vmstat.rs and its callers), in /proc/vmstat
@@ -140,6 +142,8 @@ class Comparison:
     lru: str = "classic"
     # What the scenario exercises, for the scores by family (`family`).
     family: str = ""
+    # Keys set on the simulator's side alone (GuestSpec.sim_set).
+    sim_set: dict[str, Any] = field(default_factory=dict)
 
     @property
     def score(self) -> tuple[int, int]:
@@ -164,6 +168,7 @@ class Comparison:
             "role": self.role,
             "lru": self.lru,
             "family": self.family,
+            "set": self.sim_set,
             "costs": self.costs,
             "speed_factor": self.speed,
             "real_reps": self.reps,
@@ -260,6 +265,12 @@ def sim_scenario(
         cost["wakeup_latency_samples"] = str((spec.path.parent / samples).resolve())
         doc["cost"] = cost
     doc["name"] = spec.name
+    # A sensitivity sweep's point (`validate --set`), over everything above.
+    for key, value in spec.sim_set.items():
+        try:
+            set_key(doc, key, value)
+        except KeyError as e:
+            raise ValidateError(f"--set {key}: {e.args[0]}") from None
     return doc
 
 
@@ -335,6 +346,7 @@ def compare(
     c.pace = pace_rows(kept, summaries)
     c.role = spec.role
     c.lru = spec.lru
+    c.sim_set = dict(spec.sim_set)
     c.costs = ("none" if baseline else profile["profile"]["path"] if profile is not None
                else "own [cost]" if "cost" in spec.document else "none")
     if profile is not None and not baseline:

@@ -132,7 +132,7 @@ def init_script(
     ``all_tasks`` traces every task's scheduler events, not kswapd0's alone: the workload's own
     time on its vCPU (ktrace.workload_time), at the price of a larger trace and a slower boot.
     ``shrinkers`` adds every `do_shrink_slab` call (`mm_shrink_slab_start`/`_end`): which of
-    the kernel's shrinkers scanned what `slabs_scanned` counts (ktrace.shrinkers)."""
+    the kernel's shrinkers scanned what `slabs_scanned` counts (shrinktrace.shrinkers)."""
     sched_filters = "" if all_tasks else (
         "    echo 'comm == \"kswapd0\"' > $T/events/sched/sched_wakeup/filter\n"
         "    echo 'next_comm == \"kswapd0\" || prev_comm == \"kswapd0\"' "
@@ -327,7 +327,8 @@ def build(
         archive.file(f"lib/modules/{ko.name}", ko.read_bytes())
     archive.file("reclaimlab-workload", workload.read_bytes(), 0o755)
     archive.file("workload.spec", spec.workload_spec.encode())
-    archive.file("init", init_script(spec, [k.name for k in kos], seed, all_tasks, shrinkers).encode(), 0o755)
+    init = init_script(spec, [k.name for k in kos], seed, all_tasks, shrinkers)
+    archive.file("init", init.encode(), 0o755)
     return write_gzip(out, archive)
 
 

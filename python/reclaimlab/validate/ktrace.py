@@ -61,6 +61,18 @@ _MT = {"0": "unmovable", "1": "movable", "2": "reclaimable", "3": "highatomic"}
 _EVENT = re.compile(r"^\s*(.+?)-(\d+)\s+\[(\d+)\]\s+\S+\s+(\d+\.\d+): (\w+): (.*)$")
 
 
+def task_events(trace: str) -> list[tuple[float, str, str, str, str]]:
+    """The trace's events with the task's pid: (time, comm, pid, event, arguments). Tasks that
+    share a name (the workload program's threads) are told apart by pid."""
+    out = []
+    for line in trace.splitlines():
+        m = _EVENT.match(line)
+        if m:
+            out.append((float(m.group(4)), m.group(1).strip(), m.group(2), m.group(5),
+                        m.group(6)))
+    return out
+
+
 def _events(trace: str) -> list[tuple[float, str, str, str]]:
     out = []
     for line in trace.splitlines():
@@ -233,6 +245,7 @@ def summarise(trace: str) -> dict[str, Any]:
         "block_plugs": _block_plugs(ev),
         "kswapd_per_page": kswapd_per_page(ev),
         "readahead_page_gap": readahead_page_gap(trace),
+        "swap_layout": swap_layout(ev),
     }
 
 
@@ -324,6 +337,53 @@ def kswapd_per_page(ev: list[tuple[float, str, str, str]]) -> dict[str, Any]:
                 cats["written"].append(us)
     return {k: {"batches": len(v), "median_us": round(statistics.median(v), 1) if v else 0}
             for k, v in cats.items()}
+
+
+#: The guest's swap disk (`/dev/vda`, the first virtio disk: initramfs.py) as the block
+#: tracepoints name it.
+SWAP_DEVICE = "254,0"
+#: Slots in the aligned block the offset-based swap readahead reads around a fault, at the
+#: default `vm.page-cluster` of 3.
+SWAP_RA_BLOCK = 8
+
+
+def swap_layout(ev: list[tuple[float, str, str, str]]) -> dict[str, Any]:
+    """The guest's swap device replayed from its block requests (`block_rq_issue` of
+    SWAP_DEVICE; a slot is a page, sector / 8, slot 0 the header): a slot is out from the write
+    that put a page there until a read takes it back. For each read request its size in pages,
+    and for a read of one page how many of the other slots of its aligned 8-slot block hold
+    pages that were out: what a readahead window around that fault would have found to read
+    (docs/MODEL.md, "Development on the third sitting's boots", 9)."""
+    out: set[int] = set()
+    sizes = {"1": 0, "2": 0, "3-4": 0, "5-8": 0, "more": 0}
+    neighbours = [0] * SWAP_RA_BLOCK
+    for _t, _comm, name, args in ev:
+        if name != "block_rq_issue":
+            continue
+        req = _block_request(args)
+        if req is None or req[0] != SWAP_DEVICE:
+            continue
+        _dev, rw, sector, pages = req
+        first = int(sector) // 8
+        slots = range(first, first + pages)
+        if rw == "write":
+            out.update(slots)
+            continue
+        sizes["1" if pages == 1 else "2" if pages == 2 else "3-4" if pages <= 4
+              else "5-8" if pages <= 8 else "more"] += 1
+        if pages == 1:
+            block = first - first % SWAP_RA_BLOCK
+            neighbours[sum(1 for x in range(block, block + SWAP_RA_BLOCK)
+                           if x not in (first, 0) and x in out)] += 1
+        out.difference_update(slots)
+    singles = sum(neighbours)
+    return {
+        "read_requests_by_pages": sizes,
+        "one_page_reads_by_out_neighbours": neighbours,
+        "one_page_read_out_neighbours_mean": (
+            round(sum(i * n for i, n in enumerate(neighbours)) / singles, 2) if singles else None
+        ),
+    }
 
 
 def _block_request(args: str) -> tuple[str, str, str, int] | None:
@@ -419,68 +479,3 @@ def workload_time(trace: str, prefix: str = "reclaimlab-w") -> dict[str, Any]:
             rec["first_swap_in_at_s"] = round(first_swap_in[pid] - (t0 or 0.0), 4)
         out[str(pid)] = rec
     return out
-
-
-_SHRINK_START = re.compile(
-    r"^(\S+?)(?:\+\S+)?(?: \[\w+\])? (\S+): nid: \d+ objects to shrink (-?\d+) gfp_flags (\S+) "
-    r"cache items (-?\d+) delta (-?\d+) total_scan (-?\d+) priority (-?\d+)")
-_SHRINK_END = re.compile(
-    r"^(\S+?)(?:\+\S+)?(?: \[\w+\])? (\S+): nid: \d+ unused scan count (-?\d+) new scan count "
-    r"(-?\d+) total_scan (-?\d+) last shrinker return val (-?\d+)")
-
-
-def shrinkers(trace: str) -> dict[str, Any]:
-    """Every `do_shrink_slab` call the trace holds (`mm_shrink_slab_start` and `_end`, guest or
-    simulator: the same text), summed by shrinker (its `scan_objects` function and instance):
-    calls (by kswapd, by others, and those made without `__GFP_FS`), the objects the start
-    counted (`cache items`) at the first and largest call, the `delta` added and the deferred
-    work taken (`objects to shrink`), the scan planned (`total_scan` at the start) and done
-    (planned less what the end says was left: what `slabs_scanned` counts), the objects freed
-    (`last shrinker return val`; a negative one, a shrinker's "freed everything" LONG_MAX
-    printed as an int, is counted apart) and the backlog left at
-    the last call (`new scan count`). Calls are paired by task: a start is closed by the same
-    task's next end."""
-    open_call: dict[str, tuple[str, str, int, int, int, int, bool, bool]] = {}
-    first_items: dict[str, int] = {}
-    out: dict[str, dict[str, Any]] = {}
-    for line in trace.splitlines():
-        e = _EVENT.match(line)
-        if not e:
-            continue
-        comm, pid, name, args = e.group(1).strip(), e.group(2), e.group(5), e.group(6)
-        if name == "mm_shrink_slab_start":
-            m = _SHRINK_START.match(args)
-            if m:
-                sym, ptr, nr, gfp, items, delta, total, _prio = m.groups()
-                first_items.setdefault(f"{sym} {ptr}", int(items))
-                open_call[pid] = (sym, ptr, int(nr), int(items), int(delta), int(total),
-                                   comm.startswith("kswapd"),
-                                   "GFP_NOFS" in gfp or "GFP_NOIO" in gfp)
-        elif name == "mm_shrink_slab_end" and pid in open_call:
-            m = _SHRINK_END.match(args)
-            if not m:
-                continue
-            sym, ptr, nr, items, delta, total, kswapd, nofs = open_call.pop(pid)
-            _s, _p, _unused, new, left, ret = (m.group(i) for i in range(1, 7))
-            key = f"{sym} {ptr}"
-            s = out.setdefault(key, {
-                "shrinker": sym, "calls": 0, "kswapd_calls": 0, "nofs_calls": 0,
-                "first_items": first_items[key], "max_items": 0, "delta": 0,
-                "deferred_taken": 0, "planned": 0, "scanned": 0, "freed": 0,
-                "negative_return_calls": 0, "backlog_end": 0,
-            })
-            s["calls"] += 1
-            s["kswapd_calls"] += kswapd
-            s["nofs_calls"] += nofs
-            s["max_items"] = max(s["max_items"], items)
-            s["delta"] += delta
-            s["deferred_taken"] += nr
-            s["planned"] += total
-            s["scanned"] += max(total - int(left), 0)
-            r = int(ret)
-            if r >= 0:
-                s["freed"] += r
-            else:
-                s["negative_return_calls"] += 1
-            s["backlog_end"] = int(new)
-    return dict(sorted(out.items(), key=lambda kv: -kv[1]["scanned"]))

@@ -57,7 +57,8 @@ def _head(c: Comparison) -> list[str]:
     return [
         f"scenario {c.scenario}{role}: real {c.reps} boots of {c.kept.get('kernel_package')} "
         f"({c.kept.get('accel')}, {c.kept.get('date')}), simulator seeds 1..{c.seeds}, "
-        f"costs: {_costs(c)}",
+        f"costs: {_costs(c)}" + "".join(f", {k} = {v!r} set (simulator only)"
+                                        for k, v in c.sim_set.items()),
         f"guest before the workload: MemTotal {b.get('MemTotal_kib')} KiB, MemFree "
         f"{b.get('MemFree_kib')} KiB, MemAvailable {b.get('MemAvailable_kib')} KiB; zones: {zones}",
     ] + _run_length(c) + _pace(c)
@@ -166,11 +167,11 @@ def scores(cs: Sequence[Comparison], baseline: Sequence[Comparison] = ()) -> dic
         out["prediction"] = _sum(pred)
         out["prediction_timing_sensitive"] = _sum(pred, timing=True)
         # The same by family (compare.family), in the order the families first appear.
-        fams = list(dict.fromkeys(c.family for c in pred))
+        by: dict[str, list[Comparison]] = {}
+        for c in pred:
+            by.setdefault(c.family, []).append(c)
         out["prediction_by_family"] = {
-            f: {**_sum([c for c in pred if c.family == f]),
-                "timing_sensitive": _sum([c for c in pred if c.family == f], timing=True)}
-            for f in fams
+            f: _sum(cs) | {"timing_sensitive": _sum(cs, timing=True)} for f, cs in by.items()
         }
     if baseline:
         out["baseline_no_costs"] = _sum(baseline)

@@ -101,6 +101,9 @@ class GuestSpec:
     #: two lists) or "mglru" (lru_gen/enabled set; its min_ttl_ms when the scenario sets it).
     lru: str = "classic"
     lru_gen_min_ttl_ms: int | None = None
+    #: Scenario keys set on the simulator's side alone (`validate --set`, dotted keys): a point
+    #: of a sensitivity sweep, not the scenario the protocol scores. The guest runs as before.
+    sim_set: dict[str, Any] = field(default_factory=dict)
 
 
 def content_hash(spec: "GuestSpec") -> str:

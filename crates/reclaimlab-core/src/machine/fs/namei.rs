@@ -89,9 +89,6 @@ impl Machine {
         let file = fs.files.len() as u32;
         let filling = fs.filling_cluster(ag);
         let ino = fs.xfs_ialloc(ag, file, XfsState::Clean, im);
-        if xfs {
-            fs.xfs_trans_log_inode(ino);
-        }
         let dentry = fs.dcache.d_alloc(ino, file, dm);
         fs.files.push(FileEnt {
             ino,
@@ -102,6 +99,9 @@ impl Machine {
         });
         self.fs_attach(&mut fs, reserve, ino, Some(dir), filling);
         if xfs {
+            // The commit, once the inode holds its log buffer (fs_attach): a checkpoint it
+            // triggers frees that buffer with the others.
+            fs.xfs_trans_log_inode(ino);
             let lvs = fs.xlog_cil_push_background();
             self.xfs_cil_committed(&fs, lvs);
         }
