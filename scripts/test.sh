@@ -24,6 +24,9 @@ python3 scripts/check-structure.py
 echo "test: cargo test --release -p reclaimlab-core"
 cargo test --release -p reclaimlab-core
 
-echo "test: python -m pytest tests/python -q"
+# One pytest-xdist worker per core (tests/python/conftest.py says how they share the files);
+# PYTEST_WORKERS=0 runs them all in this process.
+workers="${PYTEST_WORKERS:-auto}"
+echo "test: python -m pytest tests/python -q -n $workers --dist loadgroup"
 # Any non-zero pytest exit fails this script, including 5 ("no tests collected").
-.venv/bin/python -m pytest tests/python -q
+.venv/bin/python -m pytest tests/python -q -n "$workers" --dist loadgroup

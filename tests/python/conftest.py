@@ -166,3 +166,15 @@ def repro_store(tmp_path_factory):
     them) reuses every run that is already there, as a user's second ``reproduce`` would."""
     return tmp_path_factory.mktemp("repro-store")
 
+
+def pytest_collection_modifyitems(config, items):
+    """How scripts/test.sh's pytest-xdist workers (`--dist loadgroup`) share the tests: each
+    test file runs whole on one worker, so a module's fixture is built once; the files that
+    share the session's result store (``repro_store``) run together on one worker, in their
+    order, so ``reproduce all`` finds their runs, and first, being the longest part."""
+    shared = {item.path for item in items if "repro_store" in item.fixturenames}
+    for item in items:
+        group = "reproductions" if item.path in shared else item.path.stem
+        item.add_marker(pytest.mark.xdist_group(group))
+    # A stable sort keeps each file's own order.
+    items.sort(key=lambda item: item.path not in shared)
