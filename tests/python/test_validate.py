@@ -1119,3 +1119,23 @@ def test_swap_layout_replays_the_swap_disks_requests():
     assert s["one_page_read_out_neighbours_mean"] == 4.5
     # Every traced boot's summary keeps it.
     assert ktrace.summarise(trace)["swap_layout"] == s
+
+
+def test_a_boot_that_hangs_keeps_what_its_kernel_said(tmp_path):
+    """The console is scratch (the next boot overwrites it), so an aborted boot's why, which
+    the sitting keeps, names the kernel's own report of being stuck (as the first sitting
+    under MGLRU met: memcg-max's fourth boot)."""
+    from reclaimlab.validate import guest
+
+    console = tmp_path / "console.log"
+    console.write_text(
+        "[    1.0] Run /init as init process\n"
+        "[   52.840322] watchdog: BUG: soft lockup - CPU#1 stuck for 45s! [init:1]\n"
+        "[   80.838821] watchdog: BUG: soft lockup - CPU#1 stuck for 71s! [init:1]\n"
+        "[  808.838982] watchdog: BUG: soft lockup - CPU#1 stuck for 749s! [init:1]\n")
+    said = guest.kernel_complaint(console)
+    assert said.startswith("; the guest's kernel reported \"[   52.840322] watchdog: BUG: soft")
+    assert "stuck for 749s! [init:1]\" (3 such lines)" in said
+    console.write_text("[    1.0] Run /init as init process\n@@reclaimlab:begin x@@\n")
+    assert guest.kernel_complaint(console) == ""
+    assert guest.kernel_complaint(tmp_path / "missing.log") == ""

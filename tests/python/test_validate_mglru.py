@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import statistics
 from pathlib import Path
 
 import pytest
@@ -19,12 +20,23 @@ VALIDATION = ROOT / "validation"
 MIX = VALIDATION / "predict" / "mix.toml"
 
 
+def _without_mglru_sittings(tmp_path: Path) -> Path:
+    """A copy of validation/ whose only sitting is the two-list reference: no MGLRU one."""
+    root = tmp_path / "validation"
+    for d in ("calibrate", "predict", "profiles"):
+        shutil.copytree(VALIDATION / d, root / d)
+    ref = sittings.reference(VALIDATION)
+    shutil.copytree(ref, root / "sittings" / ref.name)
+    return root
+
+
 def test_the_second_run_is_the_same_guest_with_lru_gen_on_and_a_hash_of_its_own(tmp_path):
     classic = spec.load(MIX)
-    # An MGLRU guest's boots go to a sitting of their own (none is complete yet: loading the
-    # scenario without one says how to make it).
+    # An MGLRU guest's boots go to a sitting of their own: where none is complete, loading
+    # the scenario under MGLRU says how to make one.
+    bare = _without_mglru_sittings(tmp_path)
     with pytest.raises(ValidateError, match="no complete sitting under mglru.*LRU=mglru bash"):
-        spec.load(MIX, lru="mglru")
+        spec.load(bare / "predict" / "mix.toml", lru="mglru")
     mglru = spec.load(MIX, lru="mglru", sitting=tmp_path / "mglru-sitting")
     assert mglru.real_dir == tmp_path / "mglru-sitting" / "real"
     assert (classic.lru, mglru.lru) == ("classic", "mglru")
@@ -94,7 +106,9 @@ def test_the_reference_under_mglru_is_the_latest_complete_sitting_under_it(tmp_p
     assert s.real_dir == later / "real"
 
 
-def test_without_a_sitting_under_it_the_second_run_says_how_to_make_one(capsys):
+def test_without_a_sitting_under_it_the_second_run_says_how_to_make_one(tmp_path, monkeypatch,
+                                                                       capsys):
+    monkeypatch.chdir(_without_mglru_sittings(tmp_path).parent)
     code = cli.main(["validate", "--all", "--lru", "mglru"])
     err = capsys.readouterr().err
     assert code == 2 and "no complete sitting under mglru" in err
@@ -111,3 +125,32 @@ def test_its_tables_go_between_markers_of_their_own(tmp_path):
     part = report.generated_part(doc, "mglru")
     assert part.startswith("<!-- validate-mglru:begin") and "\n| x " in part
     assert "#### x" in part
+
+
+MGLRU_SITTING = VALIDATION / "sittings" / "2026-11-30-mglru"
+
+
+def test_the_second_run_prints_the_algorithms_effect_from_both_sittings(capsys):
+    # The first sitting under MGLRU (partial: memcg-max's fourth boot hung), scored as it
+    # stands; the two-list side is the reference sitting's boots of the same scenario.
+    scenario = VALIDATION / "predict" / "anon-random.toml"
+    code = cli.main(["validate", "--lru", "mglru", "--sitting", str(MGLRU_SITTING),
+                     "--reps", "2", "--format", "json", str(scenario)])
+    assert code == 0
+    doc = json.loads(capsys.readouterr().out)
+    rows = {e["counter"]: e for e in doc["effect"]["counters"]}
+    classic = store.load(spec.load(scenario))
+    mglru = store.load(spec.load(scenario, MGLRU_SITTING, "mglru"))
+
+    def real_mean(kept, c):
+        return statistics.fmean(rep["vmstat_delta"][c] for rep in kept["reps"])
+
+    # The guest's ratio is the two sittings' kept means; the model's, its two runs' means.
+    e = rows["workingset_refault_anon"]
+    assert e["real_ratio"] == pytest.approx(real_mean(mglru, "workingset_refault_anon")
+                                            / real_mean(classic, "workingset_refault_anon"))
+    assert e["sim_ratio"] == pytest.approx(e["sim_mglru_mean"] / e["sim_classic_mean"])
+    assert doc["effect"]["score"]["compared"] == len(rows)
+    assert doc["effect"]["score"]["judged"] == sum(1 for r in rows.values() if r["judged"])
+    # Its scenarios' scores are the MGLRU sitting's.
+    assert [s["lru"] for s in doc["scenarios"]] == ["mglru"]

@@ -12,7 +12,8 @@ from pathlib import Path
 
 from ..api import ScenarioError
 from ..validate import (
-    balloon, balloon_compare, calibrate, compare, course, profile, report, sittings, spec, store,
+    balloon, balloon_compare, calibrate, compare, course, effect, profile, report, sittings, spec,
+    store,
 )
 from ..validate.errors import ValidateError
 from ..validate.guest import DEFAULT_TIMEOUT_S
@@ -189,6 +190,23 @@ def _sitting(args: argparse.Namespace, path: Path) -> Path | None:
     return None
 
 
+def _effects(args: argparse.Namespace, paths: list[Path], mglru: list[compare.Comparison],
+             sim_set: dict) -> list[effect.Effect]:
+    """The algorithm's effect (validate/effect.py): the same calibration and prediction
+    scenarios simulated under the two lists beside the two-list reference's boots, with the
+    same profile rules and seeds, set against their MGLRU comparisons."""
+    classic = []
+    for path in paths:
+        s = spec.load(path, None, "classic")
+        if sittings.role(path) is None or sittings.not_yet_sat(path, s.real_dir.parent):
+            continue
+        s.sim_set = sim_set
+        print(f"{s.name}: simulating seeds 1..{args.reps} under the two lists, for the effect",
+              file=sys.stderr, flush=True)
+        classic.append(compare.compare(s, store.load(s), args.reps, _profile(args, s)))
+    return effect.effects(classic, mglru)
+
+
 def main(args: argparse.Namespace) -> int:
     if args.balloon:
         return _balloon(args)
@@ -199,6 +217,8 @@ def main(args: argparse.Namespace) -> int:
     if sim_set and args.boot:
         raise CliError("--set changes the simulator's side alone; it cannot go with --boot")
     courses: dict[str, list] = {}
+    compared: list[Path] = []
+    effects = None
     try:
         for path in _scenarios(args):
             s = spec.load(path, _sitting(args, path), args.lru)
@@ -216,6 +236,7 @@ def main(args: argparse.Namespace) -> int:
                 _write_sim_scenario(Path(args.sim_out), s, kept, prof)
             print(f"{s.name}: simulating seeds 1..{args.reps}", file=sys.stderr, flush=True)
             comparisons.append(compare.compare(s, kept, args.reps, prof))
+            compared.append(path)
             if args.course:
                 courses[s.name] = course.course(s, kept, args.reps, prof)
             # The prediction scenarios once more with no costs at all: the baseline.
@@ -225,13 +246,16 @@ def main(args: argparse.Namespace) -> int:
             raise ValidateError(
                 f"no scenario to compare: {', '.join(not_sat)} not yet sat (no kept boots in "
                 "the sitting; `bash scripts/validate-real.sh` boots them)")
+        # Under MGLRU, what the switch changed, the guest's beside the model's.
+        if args.lru == "mglru" and not args.boot:
+            effects = _effects(args, compared, comparisons, sim_set)
         if args.write_doc:
             report.write_doc(Path(args.write_doc), comparisons, baseline, not_sat,
-                             lru=args.lru or "classic")
+                             lru=args.lru or "classic", effects=effects)
     except ValidateError as e:
         raise CliError(str(e), e.exit_code) from None
     if args.format == "json":
-        out = report.as_json(comparisons, baseline, not_sat)
+        out = report.as_json(comparisons, baseline, not_sat, effects)
         if args.course:
             doc = json.loads(out)
             doc["courses"] = courses
@@ -242,6 +266,8 @@ def main(args: argparse.Namespace) -> int:
         sys.stdout.write("\n".join(render(c) for c in comparisons))
         if len(comparisons) > 1 or baseline or not_sat:
             sys.stdout.write(f"\n{report.overall(comparisons, baseline, not_sat)}\n")
+        if effects is not None:
+            sys.stdout.write("\n" + effect.table(effects))
         for name, rows in courses.items():
             sys.stdout.write("\n" + course.text(name, rows))
     return 0

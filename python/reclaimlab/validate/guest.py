@@ -324,6 +324,29 @@ def kvm_works(k: kernel.Kernel, busybox: Path, work: Path, timeout_s: float = 45
     return r.returncode == 0 and console.is_file() and _PROBE in console.read_text(errors="replace")
 
 
+# What a guest's kernel prints when it is stuck rather than slow (the watchdogs' and the hung
+# task detector's reports, an oops): named in an aborted boot's why, which a sitting keeps,
+# since the console itself is scratch and the next boot overwrites it.
+_COMPLAINTS = ("soft lockup", "hard LOCKUP", "blocked for more than", "rcu_sched self-detected",
+               "rcu: INFO", "BUG:", "Oops", "Kernel panic")
+
+
+def kernel_complaint(console: Path) -> str:
+    """``; the guest's kernel reported "<first>" ... "<last>"`` for the first and last
+    console lines that say the kernel was stuck or failed, or "" when none does."""
+    try:
+        lines = console.read_text(errors="replace").splitlines()
+    except OSError:
+        return ""
+    found = [ln.strip() for ln in lines if any(c in ln for c in _COMPLAINTS)]
+    if not found:
+        return ""
+    said = f'"{found[0]}"'
+    if len(found) > 1:
+        said += f' ... "{found[-1]}" ({len(found)} such lines)'
+    return f"; the guest's kernel reported {said}"
+
+
 def boot(
     spec: GuestSpec, k: kernel.Kernel, work: Path, busybox: Path, workload: Path, seed: int,
     kvm: bool, timeout_s: float = DEFAULT_TIMEOUT_S, all_tasks: bool = False,
@@ -349,8 +372,9 @@ def boot(
         raise ValidateError(f"{argv[0]} not found; {kernel.SETUP_HINT}") from None
     except subprocess.TimeoutExpired:
         raise ValidateError(
-            f"{spec.name}: the guest did not power off within {timeout_s:.0f} s "
-            f"(console: {console}); raise --timeout or shrink the workload",
+            f"{spec.name}: the guest did not power off within {timeout_s:.0f} s"
+            f"{kernel_complaint(console)} (console: {console}); raise --timeout or shrink the "
+            "workload",
             exit_code=1,
         ) from None
     if r.returncode != 0:

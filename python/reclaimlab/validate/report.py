@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..tables import markdown_table
-from . import balloon_compare
+from . import balloon_compare, effect
 from .balloon_compare import BalloonComparison
 from .compare import Comparison
 from .errors import ValidateError
@@ -184,11 +184,16 @@ def scores(cs: Sequence[Comparison], baseline: Sequence[Comparison] = ()) -> dic
 
 
 def as_json(cs: Sequence[Comparison], baseline: Sequence[Comparison] = (),
-            not_sat: Sequence[str] = ()) -> str:
-    if len(cs) == 1 and not baseline and not not_sat:
+            not_sat: Sequence[str] = (), effects: Sequence[effect.Effect] | None = None) -> str:
+    """One comparison alone as its object; several (or any with a baseline, scenarios not yet
+    sat or, under MGLRU, the algorithm's effect) under the scores."""
+    if len(cs) == 1 and not baseline and not not_sat and effects is None:
         return json.dumps(cs[0].as_json(), indent=1) + "\n"
     data = {"scores": scores(cs, baseline), "scenarios": [c.as_json() for c in cs],
             "baseline": [c.as_json() for c in baseline], "not_yet_sat": list(not_sat)}
+    if effects is not None:
+        data["effect"] = {"score": effect.score(effects),
+                          "counters": [e.as_json() for e in effects]}
     return json.dumps(data, indent=1) + "\n"
 
 
@@ -265,15 +270,21 @@ def markers(lru: str = "classic") -> tuple[str, str]:
 
 
 def doc_body(cs: Sequence[Comparison], baseline: Sequence[Comparison] = (),
-             not_sat: Sequence[str] = (), lru: str = "classic") -> str:
+             not_sat: Sequence[str] = (), lru: str = "classic",
+             effects: Sequence[effect.Effect] | None = None) -> str:
     """The generated part of docs/VALIDATION.md, markers included: the scores, the scenarios
-    not yet sat, the summary, each scenario's table (calibration and prediction apart), and the
-    baseline's summary."""
+    not yet sat, the summary, the algorithm's effect (under MGLRU), each scenario's table
+    (calibration and prediction apart), and the baseline's summary."""
     begin, end = markers(lru)
     body = [begin, ""]
     body += [f"**{line}**  " for line in overall(cs, baseline, not_sat).split("\n")]
     body[-1] = body[-1].rstrip()
     body += ["", summary_table(cs).rstrip("\n"), ""]
+    if effects is not None:
+        body += ["What switching the guest from the two lists to MGLRU changed, the guest's "
+                 "change (this sitting's boots over the two-list reference's) beside the "
+                 "model's (validate/effect.py says which changes are judged):", "",
+                 effect.table(effects).rstrip("\n"), ""]
     if baseline:
         body += ["The baseline (no cost section: the simulator's native costs and device "
                  "latencies):", "", summary_table(baseline).rstrip("\n"), ""]
@@ -302,7 +313,8 @@ def generated_part(path: Path, lru: str = "classic") -> str:
 
 
 def write_doc(path: Path, cs: Sequence[Comparison], baseline: Sequence[Comparison] = (),
-              not_sat: Sequence[str] = (), lru: str = "classic") -> None:
+              not_sat: Sequence[str] = (), lru: str = "classic",
+              effects: Sequence[effect.Effect] | None = None) -> None:
     """Replace the generated part of ``path`` (between the validate markers of ``lru``) with
     :func:`doc_body`."""
     begin, end = markers(lru)
@@ -313,7 +325,7 @@ def write_doc(path: Path, cs: Sequence[Comparison], baseline: Sequence[Compariso
         raise ValidateError(f"{path}: no `{begin}` ... `{end}` markers to write between")
     head, _, rest = doc.partition(begin)
     _, _, tail = rest.partition(end)
-    path.write_text(head + doc_body(cs, baseline, not_sat, lru) + tail)
+    path.write_text(head + doc_body(cs, baseline, not_sat, lru, effects) + tail)
 
 
 BALLOON_BEGIN = (
