@@ -284,12 +284,24 @@ def test_the_docs_generated_tables_are_the_current_output(validate_all):
     assert report.generated_part(DOC) == report.generated_part(written)
 
 
+def fake_guest_tools(monkeypatch, boot) -> None:
+    """Booting replaced by ``boot`` and the kernel, busybox, workload program and QEMU by
+    names (no QEMU here). (Also test_validate_stall's.)"""
+    from reclaimlab.validate import guest, kernel
+
+    monkeypatch.setattr(guest, "boot", boot)
+    monkeypatch.setattr(kernel, "fetch_kernel", lambda cache: type(
+        "K", (), {"package": "linux-image", "version": "6.1", "vmlinuz": Path("vmlinuz")})())
+    monkeypatch.setattr(kernel, "busybox_binary", lambda: Path("busybox"))
+    monkeypatch.setattr(kernel, "build_workload", lambda cache: Path("workload"))
+    monkeypatch.setattr(kernel, "qemu_binary", lambda: "qemu")
+    monkeypatch.setattr(kernel, "qemu_version", lambda q: "QEMU emulator version 7.2")
+
+
 def test_a_sitting_keeps_every_boot_with_its_start_and_an_aborted_one_with_why(
         tmp_path, monkeypatch):
     # Booting is replaced by the kept boots of the reference sitting (no QEMU here); the
     # second boot aborts. The boots land in the new sitting, which stays partial.
-    from reclaimlab.validate import guest, kernel
-
     for d in ("calibrate", "predict"):
         shutil.copytree(VALIDATION / d, tmp_path / d)
     shutil.copytree(VALIDATION / "sittings" / "2026-11-28", tmp_path / "sittings" / "2026-11-28")
@@ -303,13 +315,7 @@ def test_a_sitting_keeps_every_boot_with_its_start_and_an_aborted_one_with_why(
         return dict(kept["reps"][r - 1], kernel=kept["kernel"], zoneinfo_before=zoneinfo,
                     guest_settings=kept["guest_settings"])
 
-    monkeypatch.setattr(guest, "boot", boot)
-    monkeypatch.setattr(kernel, "fetch_kernel", lambda cache: type(
-        "K", (), {"package": "linux-image", "version": "6.1", "vmlinuz": Path("vmlinuz")})())
-    monkeypatch.setattr(kernel, "busybox_binary", lambda: Path("busybox"))
-    monkeypatch.setattr(kernel, "build_workload", lambda cache: Path("workload"))
-    monkeypatch.setattr(kernel, "qemu_binary", lambda: "qemu")
-    monkeypatch.setattr(kernel, "qemu_version", lambda q: "QEMU emulator version 7.2")
+    fake_guest_tools(monkeypatch, boot)
     new = tmp_path / "sittings" / "2026-12-01"
     s = spec.load(tmp_path / "predict" / "mix.toml", new)
     data = store.boot_and_keep(s, 3, accel="tcg")

@@ -11,3 +11,11 @@ class ValidateError(Exception):
     def __init__(self, message: str, exit_code: int = 2):
         super().__init__(message)
         self.exit_code = exit_code
+
+
+class SetUpStall(ValidateError):
+    """The guest's kernel locked up before the workload began: the boot measured nothing
+    (docs/VALIDATION.md, "Protocol": such a boot is retried as the same repetition)."""
+
+    def __init__(self, message: str):
+        super().__init__(message, exit_code=1)

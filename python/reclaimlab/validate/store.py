@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from . import guest, hostload, kernel, sittings
-from .errors import ValidateError
+from .errors import SetUpStall, ValidateError
 from .spec import GuestSpec
 
 FORMAT = 1
@@ -86,6 +86,8 @@ def _log(message: str) -> None:
 
 # One probe per kernel and process: `--all` boots several scenarios.
 _kvm_probe: dict[Path, bool] = {}
+# How many times in a row one repetition is booted again after its set-up locked up.
+SETUP_RETRIES = 2
 
 
 def boot_and_keep(
@@ -107,19 +109,27 @@ def boot_and_keep(
     records, aborted = [], []
     # A calibration or prediction scenario boots into a sitting, which records every boot.
     sitting = spec.real_dir.parent if spec.role is not None else None
-    for r in range(1, reps + 1):
+    r, stalls = 1, 0
+    while r <= reps:
         _log(f"{spec.name}: boot {r}/{reps} ({'KVM' if kvm else 'TCG'})")
         started, cpu0 = _now(), hostload.snapshot()
         try:
             rep = guest.boot(spec, k, cache / "work" / spec.name, busybox, workload, r, kvm,
                              timeout_s)
         except ValidateError as e:
-            # Kept with why, never dropped silently: the sitting is then incomplete.
+            # Kept with why, never dropped silently. A boot whose set-up locked up measured
+            # nothing: the same repetition is booted again, at most SETUP_RETRIES times in a
+            # row; any other abort leaves the sitting incomplete.
+            retry = isinstance(e, SetUpStall) and stalls < SETUP_RETRIES
             aborted.append({"rep": r, "started": started, "ended": _now(), "why": str(e),
-                            "others_cpu_s": _others(cpu0)})
+                            "others_cpu_s": _others(cpu0), "retried": retry})
             if sitting is not None:
                 sittings.record_boot(sitting, spec.name, aborted[-1] | {"status": "aborted"})
-            _log(f"{spec.name}: boot {r}/{reps} aborted: {e}")
+            _log(f"{spec.name}: boot {r}/{reps} aborted{', booted again' if retry else ''}: {e}")
+            if retry:
+                stalls += 1
+            else:
+                r, stalls = r + 1, 0
             continue
         # What the rest of the host took meanwhile: the guest's pace is measured.
         others = _others(cpu0)
@@ -131,6 +141,7 @@ def boot_and_keep(
                                                       "others_cpu_s": others})
         _log(f"{spec.name}: boot {r}/{reps} done, workload {rep['wall_time_s']:.1f} s, "
              f"other processes {others:.1f} s of CPU")
+        r, stalls = r + 1, 0
     if not records:
         raise ValidateError(f"{spec.name}: every boot aborted (the first: {aborted[0]['why']})")
     first = records[0]

@@ -16,7 +16,9 @@
 //! waiting of concurrent walkers (one walker at a time in the simulator).
 
 use super::mm_inline::{lru_gen_from_seq, LruGauge};
-use super::mmzone::{LruGen, MAX_LRU_BATCH, MAX_NR_GENS, MIN_LRU_BATCH, MIN_NR_GENS};
+use super::mmzone::{
+    LruGen, ANON_AND_FILE, MAX_LRU_BATCH, MAX_NR_GENS, MIN_LRU_BATCH, MIN_NR_GENS, NR_GENS,
+};
 use crate::machine::lru::{ANON, FILE, LRU_INACTIVE_ANON, LRU_INACTIVE_FILE};
 use crate::machine::pte::PTRS_PER_PTE;
 use crate::machine::{JIFFY_NS, MAX_NR_ZONES};
@@ -101,18 +103,32 @@ impl LruGen {
         (true, moved)
     }
 
-    /// `try_to_inc_min_seq`: retire empty oldest generations (never below two per type).
-    /// While anon can be swapped the two types' oldest advance together: anon no further than
-    /// file, file at least to anon. Returns whether a `min_seq` changed.
+    /// `try_to_inc_min_seq` where each generation's lists hold exactly the folios its
+    /// counters count (no promoted folio waiting to be moved): see [`Self::try_to_inc_min_seq_lists`].
     pub fn try_to_inc_min_seq(&mut self, can_swap: bool) -> bool {
+        let mut occupied = [[false; ANON_AND_FILE]; NR_GENS];
+        for (g, per_type) in occupied.iter_mut().enumerate() {
+            for (t, o) in per_type.iter_mut().enumerate() {
+                *o = self.nr_pages[g][t].iter().any(|&n| n > 0);
+            }
+        }
+        self.try_to_inc_min_seq_lists(can_swap, &occupied)
+    }
+
+    /// `try_to_inc_min_seq`: retire oldest generations whose lists are empty (`occupied[gen]
+    /// [type]`: a folio is linked on one; never below two generations per type). A list can
+    /// hold promoted folios its generation no longer counts, so 6.1 tests the lists, not the
+    /// counters. While anon can be swapped the two types' oldest advance together: anon no
+    /// further than file, file at least to anon. Returns whether a `min_seq` changed.
+    pub fn try_to_inc_min_seq_lists(
+        &mut self,
+        can_swap: bool,
+        occupied: &[[bool; ANON_AND_FILE]; NR_GENS],
+    ) -> bool {
         let first = if can_swap { ANON } else { FILE };
         let mut min_seq = self.min_seq;
         for (type_, seq) in min_seq.iter_mut().enumerate().skip(first) {
-            while *seq + MIN_NR_GENS <= self.max_seq
-                && self.nr_pages[lru_gen_from_seq(*seq)][type_]
-                    .iter()
-                    .all(|&n| n <= 0)
-            {
+            while *seq + MIN_NR_GENS <= self.max_seq && !occupied[lru_gen_from_seq(*seq)][type_] {
                 *seq += 1;
             }
         }
@@ -419,6 +435,20 @@ mod tests {
         assert!(l.try_to_inc_min_seq(true));
         assert_eq!(l.min_seq, [6, 6]);
         assert!(l.seq_is_valid());
+        // (f) the lists decide, not the counters: anon's oldest counts nothing but still
+        // links a folio a walk promoted (its field already says a younger generation), so
+        // neither type's oldest is retired (anon may not pass file's, file holds with anon).
+        let mut l = state([5, 5], &[(6, 1, 1), (7, 1, 1)]);
+        let mut occupied = [[false; ANON_AND_FILE]; NR_GENS];
+        occupied[lru_gen_from_seq(5)][ANON] = true;
+        for s in [6, 7] {
+            occupied[lru_gen_from_seq(s)] = [true, true];
+        }
+        assert!(!l.try_to_inc_min_seq_lists(true, &occupied));
+        assert_eq!(l.min_seq, [5, 5]);
+        occupied[lru_gen_from_seq(5)][ANON] = false;
+        assert!(l.try_to_inc_min_seq_lists(true, &occupied));
+        assert_eq!(l.min_seq, [6, 6]);
     }
 
     fn a4() -> (LruGen, LruGauge) {

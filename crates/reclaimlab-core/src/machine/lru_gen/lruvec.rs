@@ -50,6 +50,10 @@ pub struct LruGenNode {
     pub walked: u64,
     /// What the writes to `/sys/kernel/debug/lru_gen` did.
     pub debugfs: DebugfsWrites,
+    /// The reclaimer under way has walk state (`current->reclaim_state->mm_walk`): kswapd
+    /// and the debugfs writer always, direct reclaim once it has aged with the walk in this
+    /// `lru_gen_shrink_lruvec` call. Decides how look-around promotes.
+    pub mm_walk: bool,
 }
 
 impl LruGenNode {
@@ -62,6 +66,7 @@ impl LruGenNode {
             min_ttl_kills: 0,
             walked: 0,
             debugfs: DebugfsWrites::default(),
+            mm_walk: false,
         }
     }
 

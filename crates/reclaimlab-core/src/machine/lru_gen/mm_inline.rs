@@ -70,9 +70,14 @@ const REFS_MASK: u8 = ((1 << LRU_REFS_WIDTH) - 1) << REFS_SHIFT;
 pub const MAX_REFS_FIELD: u8 = (1 << LRU_REFS_WIDTH) - 1;
 /// `refs` of a folio whose counter saturated: the field full plus `PG_workingset`.
 pub const REFS_SATURATED: u32 = 1 << LRU_REFS_WIDTH;
+const LIST_SHIFT: u32 = LRU_GEN_WIDTH + LRU_REFS_WIDTH;
+const LIST_MASK: u8 = GEN_MASK << LIST_SHIFT;
 
 /// A folio's generation and refs fields: bits 0-2 hold `gen + 1` (0: on no generation list),
-/// bits 3-4 the refs field.
+/// bits 3-4 the refs field. Bits 5-7 are the model's, not the kernel's flags: `gen + 1` of the
+/// list the folio is linked on. The two generations differ after an aging walk or a
+/// look-around promoted the folio: 6.1 moves the generation field and the size counters at
+/// once and the folio itself only when `sort_folio` or `inc_min_seq` meets it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct FolioGen(pub u8);
 
@@ -86,7 +91,7 @@ impl FolioGen {
         g
     }
 
-    /// `folio_lru_gen`: the generation of the list the folio is on, if any.
+    /// `folio_lru_gen`: the generation the folio belongs to (its size counters'), if any.
     #[inline]
     pub fn gen(self) -> Option<usize> {
         match self.0 & GEN_MASK {
@@ -100,6 +105,22 @@ impl FolioGen {
         debug_assert!(!matches!(gen, Some(g) if g >= MAX_NR_GENS as usize));
         let v = gen.map_or(0, |g| g as u8 + 1);
         self.0 = (self.0 & !GEN_MASK) | v;
+    }
+
+    /// The generation of the list the folio is linked on, if any.
+    #[inline]
+    pub fn list_gen(self) -> Option<usize> {
+        match (self.0 & LIST_MASK) >> LIST_SHIFT {
+            0 => None,
+            g => Some(g as usize - 1),
+        }
+    }
+
+    #[inline]
+    pub fn set_list_gen(&mut self, gen: Option<usize>) {
+        debug_assert!(!matches!(gen, Some(g) if g >= MAX_NR_GENS as usize));
+        let v = gen.map_or(0, |g| g as u8 + 1);
+        self.0 = (self.0 & !LIST_MASK) | (v << LIST_SHIFT);
     }
 
     #[inline]
@@ -398,6 +419,8 @@ impl LruGen {
 // A generation field must hold every generation plus "none", and the refs field the counts
 // beyond PG_referenced and PG_workingset up to the top tier.
 const _: () = assert!(MAX_NR_GENS < 1 << LRU_GEN_WIDTH);
+// The list's generation fits in the bits the kernel's two fields leave.
+const _: () = assert!(LIST_SHIFT + LRU_GEN_WIDTH <= u8::BITS);
 const _: () = assert!(ANON_AND_FILE == 2 && ANON == 0 && FILE == 1);
 
 #[cfg(test)]

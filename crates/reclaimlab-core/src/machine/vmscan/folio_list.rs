@@ -6,7 +6,7 @@ use super::{ReclaimStat, ScanControl};
 use crate::machine::frames::{pg, NIL};
 use crate::machine::gfp;
 use crate::machine::lru::{is_file_lru, ANON, FILE};
-use crate::machine::pte::{pte_mk_none, pte_mk_swap};
+use crate::machine::pte::{pte_mk_none, pte_mk_swap, PTE_MAPPED, PTE_SWAP, PTE_YOUNG};
 use crate::machine::signal::Signal;
 use crate::machine::tracepoint::{ShrinkInactive, Tracepoint};
 use crate::machine::vmstat::VmEvent;
@@ -143,14 +143,34 @@ impl Machine {
         reclaimed
     }
 
-    /// `folio_check_references` (core-mm §5.8 step 7).
+    /// `folio_check_references` (core-mm §5.8 step 7). Under the multi-generational LRU the
+    /// reverse-map walk looks around a young entry first (`lru_gen_look_around`), which
+    /// clears the entry and marks this isolated folio referenced: it is activated.
     #[inline]
-    fn folio_check_references(&mut self, pfn: u32, anon: bool, stat: &mut ReclaimStat) -> FolioRef {
-        let young = self.folio_referenced(pfn) > 0;
+    fn folio_check_references(
+        &mut self,
+        pfn: u32,
+        anon: bool,
+        sc: &mut ScanControl,
+        stat: &mut ReclaimStat,
+    ) -> FolioRef {
+        let mut referenced = 0;
+        if self.lru_gen.is_some() {
+            let vp = self.frames.owner(pfn);
+            if vp != NIL
+                && self.pte[vp as usize] & (PTE_SWAP | PTE_MAPPED | PTE_YOUNG)
+                    == PTE_MAPPED | PTE_YOUNG
+            {
+                self.lru_gen_look_around(vp, pfn, &mut sc.cost_ns);
+                referenced += 1;
+            }
+        }
+        referenced += self.folio_referenced(pfn);
+        let young = referenced > 0;
         let was_ref = self.frames.test_and_clear(pfn, pg::REFERENCED);
         if young {
             self.frames.set(pfn, pg::REFERENCED);
-            if was_ref {
+            if was_ref || referenced > 1 {
                 return FolioRef::Activate;
             }
             stat.ref_keep += 1;
@@ -204,6 +224,10 @@ impl Machine {
                     }
                     self.frames.set(pfn, pg::ACTIVE);
                     stat.activate[if anon { ANON } else { FILE }] += 1;
+                    if self.lru_gen.is_some() {
+                        // evict_folios' reject path: an activated folio loses its history.
+                        self.lru_gen_putback(pfn);
+                    }
                     self.lru_add(pfn);
                     // Pages put back on the active list advance the workingset clock.
                     self.lruvec.nonresident_age += 1;
@@ -229,6 +253,11 @@ impl Machine {
         sc: &mut ScanControl,
         stat: &mut ReclaimStat,
     ) -> Outcome {
+        // Under the multi-generational LRU a mapped folio that an aging walk or a look-around
+        // met while it was isolated (`folio_update_gen` left it `PG_referenced`) is kept.
+        if self.lru_gen.is_some() && f & pg::REFERENCED != 0 && self.page_mapped(pfn) {
+            return Outcome::Keep;
+        }
         if !anon {
             if f & (pg::DIRTY | pg::WRITEBACK) != 0 {
                 stat.dirty += 1;
@@ -249,7 +278,7 @@ impl Machine {
             stat.writeback += 1;
             return Outcome::Activate;
         }
-        let reference = self.folio_check_references(pfn, anon, stat);
+        let reference = self.folio_check_references(pfn, anon, sc, stat);
         match reference {
             FolioRef::Activate => return Outcome::Activate,
             FolioRef::Keep => return Outcome::Keep,

@@ -9,9 +9,10 @@
 //! Abstractions (docs/MODEL.md, "Multi-generational LRU"): one list per generation and type
 //! (the zones share it, `lru_gen/lruvec.rs`); the page-table walk is a pass over the mapped
 //! folios of the lruvec's older generations that tests and clears their accessed bits
-//! (`[cost] lru_gen_walk` each) and moves a young folio to the youngest generation at once
-//! (the kernel moves the counts then and the folio when `sort_folio` meets it: the same
-//! place); no look-around, no Bloom filters; a pass is not cut by the reclaim quantum; the
+//! (`[cost] lru_gen_walk` each) and promotes a young folio to the youngest generation (its
+//! field and the counters then; the folio stays linked where it is until `sort_folio` or
+//! `inc_min_seq` meets it, as in 6.1: `FolioGen::list_gen`); no Bloom filters; a pass is not
+//! cut by the reclaim quantum; the
 //! shadow token carries no memcg id (a refault is judged against the new folio's lruvec).
 
 use super::{ScanControl, DEF_PRIORITY};
@@ -94,6 +95,7 @@ impl Machine {
         let p = st
             .gen
             .lru_gen_add_folio(gauge, &mut f, &mut g, z, 1, reclaiming);
+        g.set_list_gen(Some(p.gen));
         let list = &mut st.lists[p.gen][folio_type(f)];
         if p.tail {
             list.push_tail(frames, pfn);
@@ -112,14 +114,15 @@ impl Machine {
         let (node, gauge, frames) = parts!(self, id);
         let old = frames.page_flags(pfn);
         let (mut f, mut g) = (old, node.folios.get(pfn));
-        let Some(gen) = g.gen() else {
+        let Some(list_gen) = g.list_gen() else {
             debug_assert!(false, "lru_gen_del_folio of a folio on no generation list");
             return;
         };
         let st = node.lruvec(id, now);
-        st.lists[gen][folio_type(f)].remove(frames, pfn);
+        st.lists[list_gen][folio_type(f)].remove(frames, pfn);
         st.gen
             .lru_gen_del_folio(gauge, &mut f, &mut g, z, 1, reclaiming);
+        g.set_list_gen(None);
         node.folios.set(pfn, g);
         store_flags(frames, pfn, old, f);
     }
@@ -241,6 +244,8 @@ impl Machine {
         let mut need_aging;
         let protected = false;
         let mut done = false;
+        // set_mm_walk: kswapd's walk state is the node's; direct reclaim gets one when it ages.
+        self.lru_gen.as_deref_mut().expect("lru_gen is on").mm_walk = sc.kswapd;
         loop {
             let swappiness =
                 shrink_swappiness(sc.may_swap, sc.cgroup_reclaim(), self.lru_gen_swappiness());
@@ -296,6 +301,7 @@ impl Machine {
         if !done && sc.nr_reclaimed - reclaimed0 >= MIN_LRU_BATCH && !need_aging {
             sc.memcgs_need_aging = false;
         }
+        self.lru_gen.as_deref_mut().expect("lru_gen is on").mm_walk = false;
     }
 
     /// Memcg `id`'s generation bookkeeping.
@@ -318,8 +324,10 @@ impl Machine {
         let (type_, mut scanned) = self.isolate_folios(id, sc, swappiness);
         let now = jiffies(self.now);
         let node = self.lru_gen.as_deref_mut().expect("lru_gen is on");
-        let gen = &mut node.lruvec(id, now).gen;
-        scanned += gen.try_to_inc_min_seq(swappiness != 0) as u64;
+        let st = node.lruvec(id, now);
+        let occupied = occupancy(&st.lists);
+        let gen = &mut st.gen;
+        scanned += gen.try_to_inc_min_seq_lists(swappiness != 0, &occupied) as u64;
         let keep = if swappiness != 0 { ANON } else { FILE };
         if gen.nr_gens(keep) == MIN_NR_GENS {
             scanned = 0;
@@ -415,6 +423,7 @@ impl Machine {
                             .isolate_folio(gauge, &mut f, &mut g, z, 1, mapped, ctl)
                         {
                             f &= !pg::LRU;
+                            g.set_list_gen(None);
                             self.scratch.push(pfn);
                             ScanOutcome::Isolated
                         } else {
@@ -424,11 +433,13 @@ impl Machine {
                     }
                     Sorted::Promoted { gen } | Sorted::Writeback { gen } => {
                         st.lists[gen][type_].push_head(frames, pfn);
+                        g.set_list_gen(Some(gen));
                         ScanOutcome::Sorted
                     }
                     Sorted::Protected { gen, .. } | Sorted::Ineligible { gen } => {
                         protected += matches!(sorted, Sorted::Protected { .. }) as u64;
                         st.lists[gen][type_].push_tail(frames, pfn);
+                        g.set_list_gen(Some(gen));
                         ScanOutcome::Sorted
                     }
                 };
@@ -492,6 +503,17 @@ impl Machine {
     }
 }
 
+/// Which generation lists have a folio linked on them (what 6.1's `try_to_inc_min_seq` tests).
+fn occupancy(lists: &GenLists) -> [[bool; ANON_AND_FILE]; NR_GENS] {
+    let mut o = [[false; ANON_AND_FILE]; NR_GENS];
+    for (g, per_type) in lists.iter().enumerate() {
+        for (t, list) in per_type.iter().enumerate() {
+            o[g][t] = list.tail != NIL;
+        }
+    }
+    o
+}
+
 /// `zone_of` over a copy of the zones' first frames.
 #[inline]
 fn zone_of(start: &[u32; MAX_NR_ZONES], pfn: u32) -> usize {
@@ -506,6 +528,7 @@ fn zone_of(start: &[u32; MAX_NR_ZONES], pfn: u32) -> usize {
 const _: () = assert!(DEF_PRIORITY == crate::machine::lru_gen::aging::DEF_PRIORITY);
 
 mod debugfs_write;
+mod look_around;
 mod show;
 mod walk;
 
@@ -517,7 +540,7 @@ mod tests {
     use crate::machine::{Access, TaskCtx};
 
     /// A 64 MiB machine under the multi-generational LRU with 1 GiB of swap.
-    fn machine() -> Machine {
+    pub(super) fn machine() -> Machine {
         let text = "name = \"t\"\n[host]\nram = \"64MiB\"\n[swap]\nsize = \"1GiB\"\n\
                     latency_jitter = 0.0\n[policy]\nlru = \"mglru\"\n\
                     [[workload]]\nname = \"w\"\nanon = { size = \"1MiB\" }\n";
@@ -547,6 +570,24 @@ mod tests {
         });
     }
 
+    /// 512 anon pages of a new region of a new task, their bits cleared, then aged twice: a
+    /// generation older than the youngest. (Also the look-around's tests'.)
+    pub(super) fn aged_region(m: &mut Machine) -> std::ops::Range<u32> {
+        let task = m.add_task("w", 0);
+        let a = fault(m, task, 512);
+        age(m);
+        age(m);
+        a
+    }
+
+    /// A kswapd pass over the node at priority 0 for 256 pages. (Also the look-around's tests'.)
+    pub(super) fn kswapd_pass(m: &mut Machine) -> ScanControl {
+        let mut sc = ScanControl::new(GFP_KERNEL, 0, MAX_NR_ZONES - 1, 256, true);
+        sc.priority = 0;
+        m.shrink_node(&mut sc);
+        sc
+    }
+
     /// Resident and mapped, not in the swap cache. (Also the debugfs writer's tests'.)
     pub(super) fn untouched(m: &Machine, vp: u32) -> bool {
         let pte = m.pte[vp as usize];
@@ -555,6 +596,41 @@ mod tests {
             && !m
                 .frames
                 .test(pte & crate::machine::pte::PTE_PFN_MASK, pg::SWAPCACHE)
+    }
+
+    /// A walk promotes a young folio's generation field and counters at once and leaves it
+    /// linked where it was, as 6.1 does: eviction's `sort_folio` then moves it (counted in
+    /// `pgrefill`), where a model that moved it at once never met it there.
+    #[test]
+    fn a_promoted_folio_moves_when_eviction_meets_it() {
+        let mut m = machine();
+        let a = aged_region(&mut m);
+        let hot = a.start + 7;
+        m.pte[hot as usize] |= PTE_YOUNG;
+        age(&mut m);
+        let pfn = m.pte[hot as usize] & crate::machine::pte::PTE_PFN_MASK;
+        let st = m.lru_gen_state(0).clone();
+        assert_eq!((st.max_seq, st.min_seq[ANON]), (6, 3));
+        let g = m.lru_gen.as_deref().unwrap().folios.get(pfn);
+        assert_eq!(g.gen(), Some(lru_gen_from_seq(5)), "promoted by the walk");
+        assert_eq!(
+            g.list_gen(),
+            Some(lru_gen_from_seq(3)),
+            "still linked with A"
+        );
+        assert_eq!((st.gen_size(5, ANON), st.gen_size(3, ANON)), (1, 511));
+        m.lru_gen_check().unwrap();
+        assert_eq!(m.vm.get(VmEvent::Pgrefill), 0);
+        kswapd_pass(&mut m);
+        assert!(untouched(&m, hot), "the promoted folio is not evicted");
+        let g = m.lru_gen.as_deref().unwrap().folios.get(pfn);
+        assert_eq!(
+            g.list_gen(),
+            Some(lru_gen_from_seq(5)),
+            "moved to its generation"
+        );
+        assert!(m.vm.get(VmEvent::Pgrefill) >= 1, "sorted");
+        m.lru_gen_check().unwrap();
     }
 
     /// Pages faulted before an aging step are a generation older than those faulted after
@@ -574,9 +650,7 @@ mod tests {
         m.lru_gen_check().unwrap();
         // As kswapd: direct reclaim on a machine this empty stops at its first batch, which
         // here only retires the empty generation 2 (should_abort_scan).
-        let mut sc = ScanControl::new(GFP_KERNEL, 0, MAX_NR_ZONES - 1, 256, true);
-        sc.priority = 0;
-        m.shrink_node(&mut sc);
+        kswapd_pass(&mut m);
         // kswapd goes on until it has its 256 and the zones are above high: all from A.
         let gone_a = a.clone().filter(|&vp| !untouched(&m, vp)).count();
         let gone_b = b.clone().filter(|&vp| !untouched(&m, vp)).count();

@@ -27,10 +27,13 @@ impl Machine {
         sc.priority = 0;
         sc.cost_ns = t.cost_ns;
         sc.quantum_end = u64::MAX;
+        // The writer holds walk state for the whole write (set_mm_walk .. clear_mm_walk).
+        self.lru_gen.as_deref_mut().expect("lru_gen is on").mm_walk = true;
         let end = self.lru_gen_run_cmds(text, &mut sc);
         t.cost_ns = sc.cost_ns;
         t.sleep_ns += sc.sleep_ns;
         let node = self.lru_gen.as_deref_mut().expect("lru_gen is on");
+        node.mm_walk = false;
         node.debugfs.count(end);
         end
     }

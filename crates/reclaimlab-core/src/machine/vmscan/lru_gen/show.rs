@@ -43,9 +43,10 @@ impl Machine {
         out
     }
 
-    /// Checks of the generation state (the invariant check calls it): each list holds what
-    /// its counts say, every folio's generation byte names its list, the sequence numbers are
-    /// valid, and the active/inactive gauges are what the counts imply.
+    /// Checks of the generation state (the invariant check calls it): every folio linked on a
+    /// list says so (`FolioGen::list_gen`) and has a generation, each generation counts the
+    /// folios whose field names it, the sequence numbers are valid, and the active/inactive
+    /// gauges are what the counts imply.
     pub fn lru_gen_check(&self) -> Result<(), String> {
         let Some(node) = self.lru_gen.as_deref() else {
             return Ok(());
@@ -57,22 +58,31 @@ impl Machine {
                     st.gen.max_seq, st.gen.min_seq
                 ));
             }
+            // Each folio is linked on the list its list generation names; the counters count
+            // the folios by their generation field (a promoted folio's is younger than its list's).
+            let mut members = [[0i64; ANON_AND_FILE]; NR_GENS];
             for (gi, per_type) in st.lists.iter().enumerate() {
                 for (t, list) in per_type.iter().enumerate() {
-                    let count: i64 = st.gen.nr_pages[gi][t].iter().sum();
-                    if count != list.len as i64 {
-                        return Err(format!(
-                            "lru_gen lruvec {id}: generation {gi} type {t} counts {count} pages, its list holds {}",
-                            list.len
-                        ));
-                    }
                     for pfn in list.iter_from_tail(&self.frames) {
-                        if node.folios.get(pfn).gen() != Some(gi) {
+                        let g = node.folios.get(pfn);
+                        let Some(field) = g.gen().filter(|_| g.list_gen() == Some(gi)) else {
                             return Err(format!(
-                                "lru_gen lruvec {id}: frame {pfn} on generation {gi}'s list says {:?}",
-                                node.folios.get(pfn).gen()
+                                "lru_gen lruvec {id}: frame {pfn} on generation {gi}'s list says {:?} (linked on {:?})",
+                                g.gen(),
+                                g.list_gen()
                             ));
-                        }
+                        };
+                        members[field][t] += 1;
+                    }
+                }
+            }
+            for (gi, per_type) in members.iter().enumerate() {
+                for (t, &n) in per_type.iter().enumerate() {
+                    let count: i64 = st.gen.nr_pages[gi][t].iter().sum();
+                    if count != n {
+                        return Err(format!(
+                            "lru_gen lruvec {id}: generation {gi} type {t} counts {count} pages, {n} folios are of it"
+                        ));
                     }
                 }
             }

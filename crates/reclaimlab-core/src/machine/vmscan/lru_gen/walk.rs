@@ -8,7 +8,8 @@ impl Machine {
     /// `try_to_inc_max_seq` for memcg `id`'s lruvec (taken out of the node: `gen`, `lists`)
     /// whose caller read `max_seq`: unless an aging step for it already ran, the walk (with
     /// `LRU_GEN_MM_WALK` or `force_scan`, and anon evictable) promotes every mapped folio of
-    /// the older generations whose accessed bit is set to the youngest, clearing the bit; then
+    /// the older generations whose accessed bit is set to the youngest, clearing the bit (its
+    /// generation field and the counters; it stays linked where it is); then
     /// the oldest generations full to four are merged (their folios moved, `inc_min_seq`) and
     /// `max_seq` advances. Its time goes to `cost`; its statistics to `gen.mm_stats` (entries
     /// tested, those found old, those found young: an entry tested whose folio is not mapped
@@ -30,6 +31,10 @@ impl Machine {
         }
         let now = jiffies(self.now + *cost);
         let walk = self.lru_gen.as_deref().expect("lru_gen is on").caps & sysfs::LRU_GEN_MM_WALK;
+        if walk != 0 || force_scan {
+            // set_mm_walk(NULL): the reclaimer keeps the walk state until its shrink ends.
+            self.lru_gen.as_deref_mut().expect("lru_gen is on").mm_walk = true;
+        }
         let (mut walked, mut old_ptes, mut young_ptes) = (0u64, 0u64, 0u64);
         let zone_start = self.zone_start;
         let (node, gauge, frames) = parts!(self, id);
@@ -53,9 +58,8 @@ impl Machine {
                         let z = zone_of(&zone_start, pfn);
                         let old = frames.page_flags(pfn);
                         let (mut f, mut g) = (old, node.folios.get(pfn));
+                        // The field and the counters move; the folio waits for sort_folio.
                         gen.folio_update_gen(gauge, &mut f, &mut g, z, 1, youngest);
-                        lists[gi][ANON].remove(frames, pfn);
-                        lists[youngest][ANON].push_head(frames, pfn);
                         node.folios.set(pfn, g);
                         store_flags(frames, pfn, old, f);
                     }
@@ -76,9 +80,11 @@ impl Machine {
                 let z = zone_of(&zone_start, pfn);
                 let old = frames.page_flags(pfn);
                 let (mut f, mut g) = (old, node.folios.get(pfn));
+                // A promoted folio keeps its (younger) generation and goes to its list.
                 let new = gen.folio_inc_gen(gauge, &mut f, &mut g, z, 1, false);
                 lists[old_gen][type_].remove(frames, pfn);
                 lists[new][type_].push_tail(frames, pfn);
+                g.set_list_gen(Some(new));
                 node.folios.set(pfn, g);
                 store_flags(frames, pfn, old, f);
             }
@@ -130,6 +136,8 @@ impl Machine {
             sc.cost_ns = cost;
             success |= r.success();
         }
+        // clear_mm_walk: kswapd's walk state is set again when it evicts.
+        self.lru_gen.as_deref_mut().expect("lru_gen is on").mm_walk = false;
         if min_ttl_oom(success, min_ttl, sc.order) {
             let at = self.now + sc.cost_ns;
             if self.oom_kill_by_kswapd(at) {
