@@ -354,9 +354,9 @@ _WORKLOAD_BEGUN = f"{initramfs.MARK}:begin workload@@"
 
 def stalled_before_workload(console: Path) -> bool:
     """The guest's kernel reported a soft lockup and the workload has not begun: the set-up
-    is stuck (seen twice in 200 boots, each time with /init on a CPU for minutes right after
-    the first snapshot, where the tracepoints are switched on), and the boot has measured
-    nothing yet."""
+    is stuck (seen twice in 200 boots, /init in the kernel for minutes from about 8 s into
+    the boot; once known to be just after the first snapshot, where the tracepoints are
+    switched on), and the boot has measured nothing yet."""
     try:
         said = console.read_text(errors="replace")
     except OSError:
