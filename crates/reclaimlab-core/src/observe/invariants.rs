@@ -219,6 +219,20 @@ impl Checker {
                     ));
                 }
                 self.seen[pfn as usize] = 2;
+                // Under the generations a folio counts as active or inactive by its generation
+                // field, which a promotion moves before the folio leaves its list.
+                let l = match node.lru_gen.as_deref() {
+                    None => l,
+                    Some(lg) => match lg.folios.get(pfn).gen() {
+                        Some(g) => {
+                            let active = node.lru_gen_state(memcg as usize).lru_gen_is_active(g);
+                            (l & !1) | active as usize
+                        }
+                        None => {
+                            return Err(format!("frame {pfn} on LRU list {l} has no generation"))
+                        }
+                    },
+                };
                 // A folio on a generation list never carries PG_active.
                 let on = if node.lru_gen.is_some() {
                     lru_of(f) ^ (l & 1)

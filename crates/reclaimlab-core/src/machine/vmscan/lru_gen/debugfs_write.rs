@@ -190,17 +190,18 @@ mod tests {
             t.cost_ns, cost0,
             "no walk without the capability or force_scan"
         );
-        assert_eq!(m.lru_gen_state(0).mm_stats, [0; 6]);
-        // Forced (force_scan unset means on): the walk tests every page of the older
-        // generations and promotes the one made young.
+        // Only the forced step walked: its 256 entries tested (L), every one old (O).
+        assert_eq!(m.lru_gen_state(0).mm_stats, [256, 256, 0, 0, 0, 0]);
+        // Forced (force_scan unset means on): the walk tests every page again and promotes
+        // the one made young.
         m.pte[pages.start as usize] |= PTE_YOUNG;
         assert_eq!(w(&mut m, "+ 1 0 5", &mut t), Ok(()));
         assert_eq!(seqs(&m, 0).0, 6);
         assert!(t.cost_ns > cost0, "the walk's time is the writer's");
         let st = m.lru_gen_state(0);
-        assert_eq!(st.mm_stats[0], 256, "L: every entry tested");
+        assert_eq!(st.mm_stats[0], 512, "L: every entry tested, twice in all");
         assert_eq!(st.mm_stats[2], 1, "Y: the one young");
-        assert_eq!(st.mm_stats[1], 255, "O: the rest");
+        assert_eq!(st.mm_stats[1], 511, "O: the rest");
         assert_eq!(st.gen_size(5, ANON), 1, "promoted to the then youngest");
         assert_eq!(st.gen_size(3, ANON), 255);
         let d = m.lru_gen.as_deref().unwrap().debugfs;

@@ -102,7 +102,6 @@ mod tests {
     use super::super::tests::{aged_region, kswapd_pass, machine, untouched};
     use super::*;
 
-
     fn pfn_of(m: &Machine, vp: u32) -> u32 {
         m.pte[vp as usize] & PTE_PFN_MASK
     }

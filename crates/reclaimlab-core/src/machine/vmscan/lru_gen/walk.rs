@@ -7,8 +7,8 @@ use crate::machine::lru_gen::mmzone::{MM_LEAF_OLD, MM_LEAF_TOTAL, MM_LEAF_YOUNG}
 impl Machine {
     /// `try_to_inc_max_seq` for memcg `id`'s lruvec (taken out of the node: `gen`, `lists`)
     /// whose caller read `max_seq`: unless an aging step for it already ran, the walk (with
-    /// `LRU_GEN_MM_WALK` or `force_scan`, and anon evictable) promotes every mapped folio of
-    /// the older generations whose accessed bit is set to the youngest, clearing the bit (its
+    /// `LRU_GEN_MM_WALK` or `force_scan`, and anon evictable) promotes every mapped folio
+    /// whose accessed bit is set to the youngest generation, clearing the bit (its
     /// generation field and the counters; it stays linked where it is); then
     /// the oldest generations full to four are merged (their folios moved, `inc_min_seq`) and
     /// `max_seq` advances. Its time goes to `cost`; its statistics to `gen.mm_stats` (entries
@@ -40,7 +40,10 @@ impl Machine {
         let (node, gauge, frames) = parts!(self, id);
         if (walk != 0 || force_scan) && can_swap {
             let youngest = lru_gen_from_seq(gen.max_seq);
-            for seq in gen.min_seq[ANON]..gen.max_seq {
+            // Every generation, the youngest's too: 6.1's walk clears each young entry of the
+            // page tables it walks whatever its folio's generation (a folio already in the
+            // youngest keeps it and loses its refs).
+            for seq in gen.min_seq[ANON]..=gen.max_seq {
                 let gi = lru_gen_from_seq(seq);
                 let mut pfn = lists[gi][ANON].tail;
                 while pfn != NIL {
