@@ -2,8 +2,10 @@
 //! reverse-map walk finds a mapped folio young, the entries of the same page table around it
 //! are tested too, and the young ones' folios promoted to the youngest generation. Under the
 //! multi-generational LRU the reverse-map walk runs only in eviction, so this is where
-//! eviction feeds the aging; it is also why every young mapped folio reclaim meets is
-//! activated (`pgactivate`), where the two-list LRU keeps a once-referenced page inactive.
+//! eviction feeds the aging. It is also why reclaim keeps every young mapped folio it meets,
+//! where the two-list LRU reclaims a page referenced once: the first of a window is activated
+//! (`pgactivate`), and its look-around marks the isolated neighbours it found young
+//! referenced, which `shrink_folio_list` then keeps without counting them.
 
 use super::*;
 use crate::machine::lru_gen::aging::{look_around_activates, look_around_window};
@@ -21,7 +23,8 @@ impl Machine {
     /// candidate. Without walk state (direct reclaim that has not aged in this call) fewer
     /// than `PAGEVEC_SIZE` candidates are activated one by one (`folio_activate`, counted in
     /// `pgactivate`); otherwise their generations are updated (`folio_update_gen`,
-    /// uncounted; the folios move when `sort_folio` meets them, counted in `pgrefill`). Costs `[cost] lru_gen_walk` per entry of the window.
+    /// uncounted; the folios move when `sort_folio` meets them, counted in `pgrefill`).
+    /// Costs `[cost] lru_gen_walk` per entry of the window.
     pub(in crate::machine::vmscan) fn lru_gen_look_around(
         &mut self,
         vp: u32,
