@@ -563,7 +563,7 @@ mod tests {
         base..base + n
     }
 
-    fn age(m: &mut Machine) {
+    pub(super) fn age(m: &mut Machine) {
         m.with_lruvec(0, |m, g, l| {
             let ms = g.max_seq;
             assert!(m.lru_gen_try_to_inc_max_seq(0, g, l, ms, true, false, &mut 0));
@@ -596,41 +596,6 @@ mod tests {
             && !m
                 .frames
                 .test(pte & crate::machine::pte::PTE_PFN_MASK, pg::SWAPCACHE)
-    }
-
-    /// A walk promotes a young folio's generation field and counters at once and leaves it
-    /// linked where it was, as 6.1 does: eviction's `sort_folio` then moves it (counted in
-    /// `pgrefill`), where a model that moved it at once never met it there.
-    #[test]
-    fn a_promoted_folio_moves_when_eviction_meets_it() {
-        let mut m = machine();
-        let a = aged_region(&mut m);
-        let hot = a.start + 7;
-        m.pte[hot as usize] |= PTE_YOUNG;
-        age(&mut m);
-        let pfn = m.pte[hot as usize] & crate::machine::pte::PTE_PFN_MASK;
-        let st = m.lru_gen_state(0).clone();
-        assert_eq!((st.max_seq, st.min_seq[ANON]), (6, 3));
-        let g = m.lru_gen.as_deref().unwrap().folios.get(pfn);
-        assert_eq!(g.gen(), Some(lru_gen_from_seq(5)), "promoted by the walk");
-        assert_eq!(
-            g.list_gen(),
-            Some(lru_gen_from_seq(3)),
-            "still linked with A"
-        );
-        assert_eq!((st.gen_size(5, ANON), st.gen_size(3, ANON)), (1, 511));
-        m.lru_gen_check().unwrap();
-        assert_eq!(m.vm.get(VmEvent::Pgrefill), 0);
-        kswapd_pass(&mut m);
-        assert!(untouched(&m, hot), "the promoted folio is not evicted");
-        let g = m.lru_gen.as_deref().unwrap().folios.get(pfn);
-        assert_eq!(
-            g.list_gen(),
-            Some(lru_gen_from_seq(5)),
-            "moved to its generation"
-        );
-        assert!(m.vm.get(VmEvent::Pgrefill) >= 1, "sorted");
-        m.lru_gen_check().unwrap();
     }
 
     /// Pages faulted before an aging step are a generation older than those faulted after
