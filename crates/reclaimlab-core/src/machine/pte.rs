@@ -44,6 +44,13 @@ pub const PTE_NOSHADOW: u32 = 0x2000_0000;
 /// The shadow entry's bits in a non-resident entry.
 pub const PTE_SHADOW_MASK: u32 = 0x1fff_ffff;
 
+/// Mapped, present and its accessed bit set: what reclaim's reverse-map walk and the aging walk
+/// count as a young entry.
+#[inline]
+pub fn pte_young(pte: u32) -> bool {
+    pte & (PTE_SWAP | PTE_MAPPED | PTE_YOUNG) == PTE_MAPPED | PTE_YOUNG
+}
+
 #[inline]
 pub fn pte_present(pte: u32) -> bool {
     pte & PTE_SWAP == 0

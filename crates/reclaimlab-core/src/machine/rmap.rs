@@ -22,7 +22,7 @@ impl Machine {
             return 0;
         }
         let e = &mut self.pte[vp as usize];
-        if *e & (PTE_SWAP | PTE_MAPPED | PTE_YOUNG) == PTE_MAPPED | PTE_YOUNG {
+        if pte_young(*e) {
             *e &= !PTE_YOUNG;
             1
         } else {

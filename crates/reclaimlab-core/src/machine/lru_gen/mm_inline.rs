@@ -71,7 +71,6 @@ pub const MAX_REFS_FIELD: u8 = (1 << LRU_REFS_WIDTH) - 1;
 /// `refs` of a folio whose counter saturated: the field full plus `PG_workingset`.
 pub const REFS_SATURATED: u32 = 1 << LRU_REFS_WIDTH;
 const LIST_SHIFT: u32 = LRU_GEN_WIDTH + LRU_REFS_WIDTH;
-const LIST_MASK: u8 = GEN_MASK << LIST_SHIFT;
 
 /// A folio's generation and refs fields: bits 0-2 hold `gen + 1` (0: on no generation list),
 /// bits 3-4 the refs field. Bits 5-7 are the model's, not the kernel's flags: `gen + 1` of the
@@ -94,33 +93,39 @@ impl FolioGen {
     /// `folio_lru_gen`: the generation the folio belongs to (its size counters'), if any.
     #[inline]
     pub fn gen(self) -> Option<usize> {
-        match self.0 & GEN_MASK {
+        self.gen_at(0)
+    }
+
+    #[inline]
+    pub fn set_gen(&mut self, gen: Option<usize>) {
+        self.set_gen_at(0, gen);
+    }
+
+    /// The `gen + 1` field (0: none) at bit `shift`.
+    #[inline]
+    fn gen_at(self, shift: u32) -> Option<usize> {
+        match (self.0 >> shift) & GEN_MASK {
             0 => None,
             g => Some(g as usize - 1),
         }
     }
 
     #[inline]
-    pub fn set_gen(&mut self, gen: Option<usize>) {
+    fn set_gen_at(&mut self, shift: u32, gen: Option<usize>) {
         debug_assert!(!matches!(gen, Some(g) if g >= MAX_NR_GENS as usize));
         let v = gen.map_or(0, |g| g as u8 + 1);
-        self.0 = (self.0 & !GEN_MASK) | v;
+        self.0 = (self.0 & !(GEN_MASK << shift)) | (v << shift);
     }
 
     /// The generation of the list the folio is linked on, if any.
     #[inline]
     pub fn list_gen(self) -> Option<usize> {
-        match (self.0 & LIST_MASK) >> LIST_SHIFT {
-            0 => None,
-            g => Some(g as usize - 1),
-        }
+        self.gen_at(LIST_SHIFT)
     }
 
     #[inline]
     pub fn set_list_gen(&mut self, gen: Option<usize>) {
-        debug_assert!(!matches!(gen, Some(g) if g >= MAX_NR_GENS as usize));
-        let v = gen.map_or(0, |g| g as u8 + 1);
-        self.0 = (self.0 & !LIST_MASK) | (v << LIST_SHIFT);
+        self.set_gen_at(LIST_SHIFT, gen);
     }
 
     #[inline]

@@ -6,7 +6,7 @@ use super::{ReclaimStat, ScanControl};
 use crate::machine::frames::{pg, NIL};
 use crate::machine::gfp;
 use crate::machine::lru::{is_file_lru, ANON, FILE};
-use crate::machine::pte::{pte_mk_none, pte_mk_swap, PTE_MAPPED, PTE_SWAP, PTE_YOUNG};
+use crate::machine::pte::{pte_mk_none, pte_mk_swap, pte_young};
 use crate::machine::signal::Signal;
 use crate::machine::tracepoint::{ShrinkInactive, Tracepoint};
 use crate::machine::vmstat::VmEvent;
@@ -157,10 +157,7 @@ impl Machine {
         let mut referenced = 0;
         if self.lru_gen.is_some() {
             let vp = self.frames.owner(pfn);
-            if vp != NIL
-                && self.pte[vp as usize] & (PTE_SWAP | PTE_MAPPED | PTE_YOUNG)
-                    == PTE_MAPPED | PTE_YOUNG
-            {
+            if vp != NIL && pte_young(self.pte[vp as usize]) {
                 self.lru_gen_look_around(vp, pfn, &mut sc.cost_ns);
                 referenced += 1;
             }

@@ -32,7 +32,9 @@ use crate::machine::lru_gen::mmzone::{
 };
 use crate::machine::lru_gen::sysfs;
 use crate::machine::lru_gen::workingset::LruGenShadow;
-use crate::machine::pte::{PTE_MAPPED, PTE_SWAP, PTE_YOUNG, SHADOW_AGE_MASK, SHADOW_WORKINGSET};
+use crate::machine::pte::{
+    pte_young, PTE_MAPPED, PTE_SWAP, PTE_YOUNG, SHADOW_AGE_MASK, SHADOW_WORKINGSET,
+};
 use crate::machine::vmstat::VmEvent;
 use crate::machine::{Machine, MAX_NR_ZONES};
 

@@ -9,7 +9,7 @@
 
 use super::*;
 use crate::machine::lru_gen::aging::{look_around_activates, look_around_window};
-use crate::machine::pte::PTE_PFN_MASK;
+use crate::machine::pte::{pte_young, PTE_PFN_MASK};
 
 /// Promotion candidates of one look-around: at most the window, 64 entries.
 const WINDOW: usize = MIN_LRU_BATCH as usize;
@@ -43,7 +43,7 @@ impl Machine {
         let youngest = lru_gen_from_seq(self.lru_gen_state(id as usize).max_seq);
         for v in base + start as u32..base + end as u32 {
             let e = self.pte[v as usize];
-            if e & (PTE_SWAP | PTE_MAPPED | PTE_YOUNG) != PTE_MAPPED | PTE_YOUNG {
+            if !pte_young(e) {
                 continue;
             }
             let q = e & PTE_PFN_MASK;

@@ -50,9 +50,8 @@ impl Machine {
                     let next = frames.prev(pfn);
                     walked += 1;
                     let vp = frames.owner(pfn);
-                    let young = PTE_MAPPED | PTE_YOUNG;
                     let pte = if vp != NIL { self.pte[vp as usize] } else { 0 };
-                    let hit = pte & (PTE_SWAP | PTE_MAPPED | PTE_YOUNG) == young;
+                    let hit = pte_young(pte);
                     old_ptes += (pte & (PTE_SWAP | PTE_MAPPED | PTE_YOUNG) == PTE_MAPPED) as u64;
                     young_ptes += hit as u64;
                     if hit {
