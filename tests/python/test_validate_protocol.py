@@ -23,10 +23,10 @@ VALIDATION = ROOT / "validation"
 PROFILE = VALIDATION / "profiles" / "debian-6.1-tcg.toml"
 DOC = ROOT / "docs" / "VALIDATION.md"
 # The reference sitting: the protocol's fifth (2026-12-01), its fourth complete one, every
-# scenario booted. THIRD (2026-11-30) booted the touch and filesystems' calibration scenarios for
-# the first time; SECOND is the one before it (the evening of 2026-11-29), FIRST the first.
+# scenario booted. The third (2026-11-30) booted the touch and filesystems' calibration
+# scenarios for the first time; SECOND is the one before it (the evening of 2026-11-29), FIRST
+# the first.
 REF = VALIDATION / "sittings" / "2026-12-01"
-THIRD = VALIDATION / "sittings" / "2026-11-30"
 SECOND = VALIDATION / "sittings" / "2026-11-29-night"
 FIRST = VALIDATION / "sittings" / "2026-11-29"
 
