@@ -483,9 +483,7 @@ impl Machine {
     /// writeback to end keeps its place (and its `PG_referenced` back when it had
     /// `PG_workingset`); any other rejected folio loses its access history and goes to the
     /// youngest generation (`PG_active`). (6.1 retries clean, unmapped, unreferenced ones once
-    /// instead; the model puts them back by the placement rule.) Never inlined: the two-list
-    /// `shrink_folio_list` names it on two paths it never takes with the two lists.
-    #[inline(never)]
+    /// instead; the model puts them back by the placement rule.)
     pub(super) fn lru_gen_putback(&mut self, pfn: u32) {
         let f = self.frames.page_flags(pfn);
         if f & pg::RECLAIM != 0 && f & (pg::DIRTY | pg::WRITEBACK) != 0 {
