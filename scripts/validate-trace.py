@@ -7,13 +7,21 @@ With --shrinkers the boot also traces every `do_shrink_slab` call, and the file 
 shrinkers' calls, planned and done scans and frees (shrinktrace.shrinkers), the figures behind
 `slabs_scanned`.
 
+With --swapin the boot also puts kprobes on the workload's swap-in path (initramfs.SWAPIN_PROBES:
+each swap-cache lookup and whether it found the page, each readahead window chosen, each page
+read), and the file kept is <scenario>.swapin.json: the kswapd summary, the vmstat delta, and
+the workload's faults in order (swapintrace.swapins: misses, readahead hits, windows by size,
+hits per gap between misses, runs of misses), docs/MODEL.md item 10. Its transcript is kept
+apart from the other modes' (work-swapin/ in the cache), so it replaces no other traced boot.
+
 With --tasks the boot traces every task's scheduler events, and the file kept is
 <scenario>.tasks.json beside it: the same summary, and where each workload task's time went
 (ktrace.workload_time: on its vCPU, in I/O wait, preempted, in direct reclaim), the figures
 behind a scenario's workload costs. That boot runs slower than the standard traced one (its
 trace is larger), so it is kept apart from the scenario's scored boots.
 
-Usage: .venv/bin/python scripts/validate-trace.py SCENARIO [--tasks | --shrinkers] [--accel kvm|tcg]
+Usage: .venv/bin/python scripts/validate-trace.py SCENARIO [--tasks | --shrinkers | --swapin]
+           [--accel kvm|tcg] [--sitting DIR]
        .venv/bin/python scripts/validate-trace.py SCENARIO --console PATH   (an earlier boot's
        console transcript instead of a new boot)
 SCENARIO is a name in validation/calibrate/ or validation/predict/ (the result goes to the
@@ -30,7 +38,7 @@ import json
 import sys
 from pathlib import Path
 
-from reclaimlab.validate import guest, kernel, ktrace, shrinktrace, spec, store
+from reclaimlab.validate import guest, kernel, ktrace, shrinktrace, spec, store, swapintrace
 from reclaimlab.validate.errors import ValidateError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -49,9 +57,12 @@ def main() -> int:
                    help="trace every task's scheduler events; keep <scenario>.tasks.json")
     what.add_argument("--shrinkers", action="store_true",
                    help="trace every shrinker call; keep <scenario>.shrinkers.json")
+    what.add_argument("--swapin", action="store_true",
+                   help="trace the workload's swap-ins (kprobes); keep <scenario>.swapin.json")
     p.add_argument("--sitting", type=Path, help="the sitting to keep the result in (DIR/real/)")
     args = p.parse_args()
-    kind = "tasks" if args.tasks else "shrinkers" if args.shrinkers else "trace"
+    kind = ("tasks" if args.tasks else "shrinkers" if args.shrinkers
+            else "swapin" if args.swapin else "trace")
     date = datetime.date.today().isoformat()
     try:
         s = spec.load_for_script(spec.find(args.scenario, ROOT / "validation"), args.sitting)
@@ -67,9 +78,10 @@ def main() -> int:
                 accel, date = was.get("accel", accel), was.get("date", date)
         else:
             k = kernel.fetch_kernel(store.CACHE)
-            work = store.CACHE / "work-trace" / s.name
+            work = store.CACHE / ("work-swapin" if args.swapin else "work-trace") / s.name
             guest.boot(s, k, work, kernel.busybox_binary(), kernel.build_workload(store.CACHE), 1,
-                       args.accel == "kvm", all_tasks=args.tasks, shrinkers=args.shrinkers)
+                       args.accel == "kvm", all_tasks=args.tasks, shrinkers=args.shrinkers,
+                       swapin=args.swapin)
             console = work / "console.log"
             accel = args.accel.upper()
         # The harness prints over its virtio-serial port and the kernel over the console.
@@ -99,13 +111,22 @@ def main() -> int:
                   "workload_time", ktrace.workload_time),
         "shrinkers": ("every shrinker call: what each of the kernel's shrinkers scanned and "
                       "freed", "shrinkers", shrinktrace.shrinkers),
+        "swapin": ("the workload's swap-ins: each lookup, window and page read, in order",
+                   "swapin", swapintrace.swapins),
     }
     if kind in extra:
         what, key, summarise = extra[kind]
         out["what"] = (f"one boot of the scenario tracing {what} "
                        f"({summarise.__module__}.{summarise.__name__}) beside the kswapd summary")
         out["vmstat_delta"] = rep["vmstat_delta"]
-        out[key] = summarise(guest.parse_transcript(text).sections["sched"])
+        section = guest.parse_transcript(text).sections["sched"]
+        try:
+            # The swap-ins' stretches of 5 s are counted from the workload's start.
+            out[key] = (summarise(section, start_s=rep.get("phases", {}).get("workload"))
+                        if kind == "swapin" else summarise(section))
+        except swapintrace.SwapinTraceError as e:
+            print(f"validate-trace: {console}: {e}; nothing written", file=sys.stderr)
+            return 1
     kept.parent.mkdir(parents=True, exist_ok=True)
     kept.write_text(json.dumps(out, indent=1) + "\n")
     at = summary["kswapd_at_direct_reclaim"]

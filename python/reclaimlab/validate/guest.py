@@ -409,16 +409,17 @@ def _run_qemu(spec: GuestSpec, argv: list[str], console: Path,
 def boot(
     spec: GuestSpec, k: kernel.Kernel, work: Path, busybox: Path, workload: Path, seed: int,
     kvm: bool, timeout_s: float = DEFAULT_TIMEOUT_S, all_tasks: bool = False,
-    shrinkers: bool = False,
+    shrinkers: bool = False, swapin: bool = False,
 ) -> dict[str, Any]:
     """Boot the guest once for ``spec`` in ``work`` (a scratch directory) and return the
     repetition's record; the console transcript stays in ``work/console.log``. ``all_tasks``:
-    trace every task's scheduler events; ``shrinkers``: every shrinker call
-    (initramfs.init_script)."""
+    trace every task's scheduler events; ``shrinkers``: every shrinker call; ``swapin``: the
+    workload's swap-in path (initramfs.init_script)."""
     work.mkdir(parents=True, exist_ok=True)
     swap, data = _make_disks(spec, work)
     initrd = initramfs.build(
-        work / "initrd.gz", spec, k.modules, busybox, workload, seed, all_tasks, shrinkers
+        work / "initrd.gz", spec, k.modules, busybox, workload, seed, all_tasks, shrinkers,
+        swapin,
     )
     console = work / "console.log"
     console.unlink(missing_ok=True)

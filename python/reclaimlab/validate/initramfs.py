@@ -122,9 +122,63 @@ def _lru_gen_lines(spec: GuestSpec) -> str:
     return "\n".join(lines) + "\n"
 
 
+# The workload program's tasks as the kernel names them (/reclaimlab-workload, cut to the 15
+# characters of a task's comm): the swap-in probes record these tasks' faults alone.
+WORKLOAD_COMM = "reclaimlab-work"
+
+# /init's lines for a boot of `validate-trace.py --swapin` (docs/MODEL.md item 10): kprobe
+# events on the swap-in path of Debian's 6.1 kernel, every one checked to be an out-of-line
+# symbol of that kernel (its /proc/kallsyms and available_filter_functions; the static helpers
+# that choose the window, swapin_nr_pages and __swapin_nr_pages, and the VMA-based
+# swap_vma_readahead and swap_ra_info are inlined, not in kallsyms). Arguments are read
+# from the x86-64 argument registers (di, si, dx, cx, r8) and from memory:
+# - swapin_lookup: swap_cache_get_folio(entry, vma, addr) at entry: the swap entry (type in
+#   the top bits, the slot below bit 58), the VMA (none: shmem's lookup, not a fault), the
+#   faulting address, the global hit counter `swapin_readahead_hits` before the lookup (the
+#   next reading of it tells whether the lookup took a PG_readahead flag: a readahead hit;
+#   whether it found the page at all, what follows: the readahead on a miss; no kretprobe,
+#   the costliest kind of probe, is needed), and the VMA's `swap_readahead_info`, which is
+#   at byte 128 of 6.1's vm_area_struct (6.1 keeps VMAs in a maple tree: vm_start, vm_end,
+#   vm_mm, vm_page_prot, vm_flags, the 32-byte interval-tree union `shared`, anon_vma_chain
+#   (16), anon_vma, vm_ops, vm_pgoff, vm_file, vm_private_data: 128 bytes, as the kernel's own
+#   BTF says too); it stays 0 while the offset-based readahead is in use.
+# - swapin_cluster: swap_cluster_readahead(entry, ...) at entry, on a miss while a rotational
+#   swap device is on: the state the window is chosen from, the hit counter and the two
+#   statics of swapin_nr_pages (the last fault's slot and the last window; their symbols
+#   carry a compiler suffix, looked up in /proc/kallsyms). The window a miss chose is the
+#   "last window" the next miss reads: read_swap_cache_async, which the readahead calls last,
+#   is inlined into swap_cluster_readahead (a probe on its out-of-line copy never fired in a
+#   storm's boot), and swapin_nr_pages too.
+# - swapin_read: swap_readpage(page, synchronous, plug): each page read from swap; the page's
+#   swap entry is its `private`, at byte 40 of 6.1's struct page (flags, then lru (16),
+#   mapping, index, private).
+# Only the workload's tasks are recorded (the comm filter), so the trace buffer holds a
+# storm's 20,000-60,000 faults beside the standard events.
+_SWAPIN_KPROBES = (
+    ("p", "swapin_lookup", "swap_cache_get_folio",
+     "entry=%di:x64 vma=%si:x64 addr=%dx:x64 hits=@swapin_readahead_hits:s32 "
+     "vma_ra=+128(%si):x64"),
+    ("p", "swapin_cluster", "swap_cluster_readahead",
+     "entry=%di:x64 hits=@swapin_readahead_hits:s32 prev=@$po:u64 last=@$lr:s32"),
+    ("p", "swapin_read", "swap_readpage", "entry=+40(%di):x64 sync=%si:u8"),
+)
+SWAPIN_PROBES = "".join([
+    "    static_sym() { grep -E \" $1\\.[0-9]+$\" /proc/kallsyms | head -n 1 | cut -d' ' -f3; }\n",
+    "    po=$(static_sym prev_offset)\n",
+    "    lr=$(static_sym last_readahead_pages)\n",
+    "    [ -n \"$po\" ] && [ -n \"$lr\" ] || fail 'swap-in probes: no readahead statics'\n",
+    *(f"    echo \"{kind}:swapin/{name} {func} {args}\" >> $T/kprobe_events "
+      f"|| fail 'kprobe {name} on {func}'\n" for kind, name, func, args in _SWAPIN_KPROBES),
+    *(f"    echo 'comm == \"{WORKLOAD_COMM}\"' > $T/events/swapin/{name}/filter "
+      f"|| fail 'filter {name}'\n"
+      f"    echo 1 > $T/events/swapin/{name}/enable || fail 'enable {name}'\n"
+      for _, name, _, _ in _SWAPIN_KPROBES),
+])
+
+
 def init_script(
     spec: GuestSpec, modules: list[str], seed: int, all_tasks: bool = False,
-    shrinkers: bool = False,
+    shrinkers: bool = False, swapin: bool = False,
 ) -> str:
     """The guest's /init (busybox sh). Every measurement goes to the console between
     `@@reclaimlab:begin NAME@@` / `@@reclaimlab:end NAME@@` lines; a failure prints one
@@ -132,7 +186,10 @@ def init_script(
     ``all_tasks`` traces every task's scheduler events, not kswapd0's alone: the workload's own
     time on its vCPU (ktrace.workload_time), at the price of a larger trace and a slower boot.
     ``shrinkers`` adds every `do_shrink_slab` call (`mm_shrink_slab_start`/`_end`): which of
-    the kernel's shrinkers scanned what `slabs_scanned` counts (shrinktrace.shrinkers)."""
+    the kernel's shrinkers scanned what `slabs_scanned` counts (shrinktrace.shrinkers).
+    ``swapin`` adds kprobes on the workload's swap-in path (SWAPIN_PROBES): each swap-cache
+    lookup and whether it found the page, each readahead window chosen and each page read
+    (swapintrace.swapins)."""
     sched_filters = "" if all_tasks else (
         "    echo 'comm == \"kswapd0\"' > $T/events/sched/sched_wakeup/filter\n"
         "    echo 'next_comm == \"kswapd0\" || prev_comm == \"kswapd0\"' "
@@ -142,6 +199,7 @@ def init_script(
         "    echo 1 > $T/events/vmscan/mm_shrink_slab_start/enable\n"
         "    echo 1 > $T/events/vmscan/mm_shrink_slab_end/enable\n"
     ) if shrinkers else ""
+    swapin_events = SWAPIN_PROBES if swapin else ""
     thp = "madvise" if spec.thp else "never"
     fstype = spec.fs_type or "ext4"
     sysctl_lines = "\n".join(
@@ -263,7 +321,7 @@ if [ $TRACING = 1 ]; then
     echo 1 > $T/events/block/block_plug/enable
     echo 1 > $T/events/block/block_unplug/enable
     echo 1 > $T/events/block/block_rq_insert/enable
-{shrinker_events}    echo 1 > $T/tracing_on
+{shrinker_events}{swapin_events}    echo 1 > $T/tracing_on
 fi
 phase workload
 echo "{MARK}:begin workload@@"
@@ -314,10 +372,10 @@ class Cpio:
 
 def build(
     out: Path, spec: GuestSpec, modules_dir: Path, busybox: Path, workload: Path, seed: int,
-    all_tasks: bool = False, shrinkers: bool = False,
+    all_tasks: bool = False, shrinkers: bool = False, swapin: bool = False,
 ) -> Path:
-    """Write the initramfs for one boot of ``spec`` to ``out`` (``all_tasks``, ``shrinkers``:
-    init_script's)."""
+    """Write the initramfs for one boot of ``spec`` to ``out`` (``all_tasks``, ``shrinkers``,
+    ``swapin``: init_script's)."""
     kos = module_order(modules_dir, roots_for(spec))
     archive = Cpio()
     for d in ("bin", "lib", "lib/modules"):
@@ -327,7 +385,7 @@ def build(
         archive.file(f"lib/modules/{ko.name}", ko.read_bytes())
     archive.file("reclaimlab-workload", workload.read_bytes(), 0o755)
     archive.file("workload.spec", spec.workload_spec.encode())
-    init = init_script(spec, [k.name for k in kos], seed, all_tasks, shrinkers)
+    init = init_script(spec, [k.name for k in kos], seed, all_tasks, shrinkers, swapin)
     archive.file("init", init.encode(), 0o755)
     return write_gzip(out, archive)
 
