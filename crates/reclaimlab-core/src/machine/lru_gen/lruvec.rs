@@ -46,7 +46,7 @@ pub struct LruGenNode {
     pub min_ttl: u64,
     /// Kswapd OOM kills `min_ttl` called for (`lru_gen_age_node`).
     pub min_ttl_kills: u64,
-    /// Page-table entries the aging walk tested (its cost is `[cost] scan_mapped` each).
+    /// Page-table entries the aging walk tested (its cost is `[cost] lru_gen_walk` each).
     pub walked: u64,
     /// What the writes to `/sys/kernel/debug/lru_gen` did.
     pub debugfs: DebugfsWrites,

@@ -17,6 +17,7 @@
 //! Page counts are signed as in the kernel (a walker's batched updates can make one briefly
 //! negative there; here they cannot, but readers still clamp at 0 as the kernel does).
 
+use super::bloom::BloomFilters;
 use crate::machine::lru::{ANON, FILE};
 use crate::machine::MAX_NR_ZONES;
 
@@ -49,6 +50,9 @@ pub const NR_MM_STATS: usize = 6;
 pub const MM_LEAF_TOTAL: usize = 0;
 pub const MM_LEAF_OLD: usize = 1;
 pub const MM_LEAF_YOUNG: usize = 2;
+pub const MM_NONLEAF_TOTAL: usize = 3;
+pub const MM_NONLEAF_FOUND: usize = 4;
+pub const MM_NONLEAF_ADDED: usize = 5;
 
 /// Pages per generation, type and zone (`lrugen->nr_pages`).
 pub type GenPages = [[[i64; MAX_NR_ZONES]; ANON_AND_FILE]; NR_GENS];
@@ -78,6 +82,12 @@ pub struct LruGen {
     /// `mm_state.stats[0]`: the walk's statistics. With one history generation the kernel
     /// adds each walk's counts here and never clears them, so they run from boot.
     pub mm_stats: [u64; NR_MM_STATS],
+    /// `mm_state.filters`: the page tables the next walks enter (`bloom.rs`).
+    pub filters: BloomFilters,
+    /// Tasks there were when the last walk iteration ended (None before the first): a task
+    /// made since is new on the mm list, and the next iteration walks it whatever the filter
+    /// says (`mm_state.tail`).
+    pub mm_listed: Option<usize>,
 }
 
 impl LruGen {
@@ -95,6 +105,8 @@ impl LruGen {
             protected: [[[0; MAX_NR_TIERS - 1]; ANON_AND_FILE]; NR_HIST_GENS],
             mm_seq: MIN_NR_GENS,
             mm_stats: [0; NR_MM_STATS],
+            filters: BloomFilters::default(),
+            mm_listed: None,
         }
     }
 

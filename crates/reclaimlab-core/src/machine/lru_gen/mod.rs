@@ -21,13 +21,14 @@
 //! | `mm_inline.rs` | `include/linux/mm_inline.h`, `mm/swap.c` | seq → gen, refs → tier, the folio's gen/refs byte, size bookkeeping, placement, `folio_inc_refs`, `folio_update_gen`/`folio_inc_gen` |
 //! | `feedback.rs` | `mm/vmscan.c`, refault feedback loop | the PID controller's positions and decisions, the moving averages, swappiness |
 //! | `aging.rs` | `mm/vmscan.c`, the aging | `should_run_aging`, `inc_min_seq`, `try_to_inc_min_seq`, `inc_max_seq`, `age_lruvec` and `min_ttl`, look-around window and density |
+//! | `bloom.rs` | `mm/vmscan.c`, Bloom filters | which page tables the aging walk enters |
 //! | `eviction.rs` | `mm/vmscan.c`, the eviction | `get_nr_to_scan`, zone order, `sort_folio`, `isolate_folio`, `should_abort_scan` |
 //! | `workingset.rs` | `mm/workingset.c` (`lru_gen_eviction`, `lru_gen_refault`) | the shadow token and refault accounting |
 //! | `lruvec.rs` | `include/linux/mmzone.h` (`lrugen->folios`) | the generation lists and per-frame bytes the machine holds |
 //! | `sysfs.rs`, `debugfs.rs` | `/sys/kernel/mm/lru_gen/`, `/sys/kernel/debug/lru_gen{,_full}` | `enabled`, `min_ttl_ms`, the generation dumps |
 //! | `debugfs_cmd.rs` | `mm/vmscan.c`, `lru_gen_seq_write`/`run_cmd` | the commands written to `lru_gen`: how they read, their checks and end tests |
 //!
-//! Dependencies point one way: `mmzone` ← `mm_inline` ← `feedback` ← `aging`, `eviction`,
+//! Dependencies point one way: `bloom` ← `mmzone` ← `mm_inline` ← `feedback` ← `aging`, `eviction`,
 //! `workingset`. Nothing here reads `vmscan/` or `Machine`, so the reclaim code can call in
 //! without a loop; the state is meant to sit beside `Machine::lruvec` (not inside `Lruvec`,
 //! whose file this folder reads for `ANON`/`FILE` and the gauge indexes).
@@ -43,6 +44,7 @@
 //! recounts `Lruvec::zone_size` ([`mmzone::LruGen::recount_gauge`]).
 
 pub mod aging;
+pub mod bloom;
 pub mod debugfs;
 pub mod debugfs_cmd;
 pub mod eviction;

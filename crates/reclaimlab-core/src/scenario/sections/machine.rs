@@ -402,7 +402,7 @@ section! {
         scan_unmapped_ns: 300 => Key::new("scan_unmapped", LATENCY, "isolating and judging one unmapped LRU page");
         scan_mapped_ns: 1_500 => Key::new("scan_mapped", LATENCY, "isolating and judging one mapped page (the rmap walk that reads and clears its young bits); with unmap = 0 it also stands for the unmap");
         unmap_ns: 0 => Key::new("unmap", LATENCY, "unmapping one mapped page that reclaim goes on to write or free (try_to_unmap: a second rmap walk, the PTE cleared, the TLB flushed), on top of scan_mapped; 0: part of scan_mapped");
-        lru_gen_walk_ns: 20 => Key::new("lru_gen_walk", LATENCY, "with [policy] lru = \"mglru\": the aging's page-table walk, per page-table entry it tests and clears (an abstraction: the walk is modelled as a pass over the mapped folios of the lruvec, at this cost each; its Bloom filters and non-leaf PMD skipping are not modelled)");
+        lru_gen_walk_ns: 20 => Key::new("lru_gen_walk", LATENCY, "with [policy] lru = \"mglru\": the aging's page-table walk, per page-table entry it tests, leaf or non-leaf, and per entry of an eviction's look-around window (an abstraction: one cost for reading, testing and clearing an entry and promoting its folio)");
         swapout_submit_ns: 2_000 => Key::new("swapout_submit", LATENCY, "submitting one page for swap-out");
         free_page_ns: 100 => Key::new("free_page", LATENCY, "freeing one page back to the allocator");
         slowpath_ns: 1_000 => Key::new("slowpath", LATENCY, "fixed cost of one allocation slow-path entry");

@@ -190,8 +190,9 @@ mod tests {
             t.cost_ns, cost0,
             "no walk without the capability or force_scan"
         );
-        // Only the forced step walked: its 256 entries tested (L), every one old (O).
-        assert_eq!(m.lru_gen_state(0).mm_stats, [256, 256, 0, 0, 0, 0]);
+        // Only the forced step walked: its one page table (N) entered whatever the filter
+        // says (F), its 256 entries tested (L), every one old (O), so not dense (no A).
+        assert_eq!(m.lru_gen_state(0).mm_stats, [256, 256, 0, 1, 1, 0]);
         // Forced (force_scan unset means on): the walk tests every page again and promotes
         // the one made young.
         m.pte[pages.start as usize] |= PTE_YOUNG;
@@ -202,6 +203,11 @@ mod tests {
         assert_eq!(st.mm_stats[0], 512, "L: every entry tested, twice in all");
         assert_eq!(st.mm_stats[2], 1, "Y: the one young");
         assert_eq!(st.mm_stats[1], 511, "O: the rest");
+        assert_eq!(
+            st.mm_stats[3..],
+            [2, 2, 0],
+            "N F A: the table twice, never dense"
+        );
         assert_eq!(st.gen_size(5, ANON), 1, "promoted to the then youngest");
         assert_eq!(st.gen_size(3, ANON), 255);
         let d = m.lru_gen.as_deref().unwrap().debugfs;

@@ -8,8 +8,9 @@
 //! referenced, which `shrink_folio_list` then keeps without counting them.
 
 use super::*;
-use crate::machine::lru_gen::aging::{look_around_activates, look_around_window};
-use crate::machine::pte::{pte_young, PTE_PFN_MASK};
+use crate::machine::lru_gen::aging::{look_around_activates, look_around_window, suitable_to_scan};
+use crate::machine::lru_gen::bloom::table_item;
+use crate::machine::pte::{pte_young, PTE_PFN_MASK, PTRS_PER_PTE};
 
 /// Promotion candidates of one look-around: at most the window, 64 entries.
 const WINDOW: usize = MIN_LRU_BATCH as usize;
@@ -39,8 +40,9 @@ impl Machine {
         let (start, end) = look_around_window((vp - base) as u64, 0, pages as u64);
         *cost += (end - start) * self.cfg.cost.lru_gen_walk_ns;
         let id = self.folio_memcg(pfn);
-        let (mut cand, mut n) = ([0u32; WINDOW], 0usize);
-        let youngest = lru_gen_from_seq(self.lru_gen_state(id as usize).max_seq);
+        let (mut cand, mut n, mut young) = ([0u32; WINDOW], 0usize, 0u64);
+        let max_seq = self.lru_gen_state(id as usize).max_seq;
+        let youngest = lru_gen_from_seq(max_seq);
         for v in base + start as u32..base + end as u32 {
             let e = self.pte[v as usize];
             if !pte_young(e) {
@@ -51,6 +53,7 @@ impl Machine {
                 continue;
             }
             self.pte[v as usize] = e & !PTE_YOUNG;
+            young += 1;
             let gen = self
                 .lru_gen
                 .as_deref()
@@ -66,6 +69,15 @@ impl Machine {
                 }
                 Some(_) => {}
             }
+        }
+        // Feedback to the aging walk: a dense window puts its page table in the filter the
+        // next walk reads.
+        if suitable_to_scan(end - start, young) {
+            let table = base + (vp - base) / PTRS_PER_PTE * PTRS_PER_PTE;
+            let now = jiffies(self.now);
+            let node = self.lru_gen.as_deref_mut().expect("lru_gen is on");
+            let lv = node.lruvec(id as usize, now);
+            lv.gen.filters.update(max_seq, table_item(table));
         }
         if n == 0 {
             return;
