@@ -154,3 +154,42 @@ def test_the_second_run_prints_the_algorithms_effect_from_both_sittings(capsys):
     assert doc["effect"]["score"]["judged"] == sum(1 for r in rows.values() if r["judged"])
     # Its scenarios' scores are the MGLRU sitting's.
     assert [s["lru"] for s in doc["scenarios"]] == ["mglru"]
+
+
+NIGHT_SITTING = VALIDATION / "sittings" / "2026-11-30-night"
+
+
+def test_the_effect_can_be_taken_against_the_two_list_sitting_of_the_same_night(capsys):
+    # The MGLRU sitting (evening) against the two-list sitting booted the same night: the
+    # guest's ratio is over that sitting's boots, not the reference's, and the JSON says so.
+    scenario = VALIDATION / "predict" / "anon-random.toml"
+    code = cli.main(["validate", "--lru", "mglru", "--sitting", str(MGLRU_SITTING),
+                     "--effect-against", str(NIGHT_SITTING), "--reps", "2", "--format", "json",
+                     str(scenario)])
+    assert code == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["effect"]["against"] == "those of the two-list sitting 2026-11-30-night"
+    rows = {e["counter"]: e for e in doc["effect"]["counters"]}
+    night = store.load(spec.load(scenario, NIGHT_SITTING, "classic"))
+    reference = store.load(spec.load(scenario))
+    mglru = store.load(spec.load(scenario, MGLRU_SITTING, "mglru"))
+
+    def real_mean(kept, c):
+        return statistics.fmean(rep["vmstat_delta"][c] for rep in kept["reps"])
+
+    c = "pgscan_direct"
+    assert rows[c]["real_ratio"] == pytest.approx(real_mean(mglru, c) / real_mean(night, c))
+    assert real_mean(night, c) != pytest.approx(real_mean(reference, c), rel=0.01)
+
+
+@pytest.mark.parametrize("args, said", [
+    (["--effect-against", str(MGLRU_SITTING), "--lru", "mglru", "--sitting",
+      str(MGLRU_SITTING)], "its guests ran mglru, not the two lists"),
+    (["--effect-against", str(NIGHT_SITTING)], "--effect-against goes with --lru mglru"),
+    (["--effect-against", "/nonexistent/sitting", "--lru", "mglru", "--sitting",
+      str(MGLRU_SITTING)], "no kept boots there"),
+])
+def test_effect_against_refuses_what_is_not_a_two_list_sitting(args, said, capsys):
+    code = cli.main(["validate", *args, str(VALIDATION / "predict" / "anon-random.toml")])
+    err = capsys.readouterr().err
+    assert code == 2 and said in err and "Traceback" not in err

@@ -66,6 +66,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "latest complete sitting under it; with --boot, in <today>-mglru)",
     )
     p.add_argument(
+        "--effect-against", metavar="DIR",
+        help="with --lru mglru: the two-list sitting whose boots the algorithm's effect is "
+        "taken against (default: the two-list reference); give the two-list sitting of the "
+        "MGLRU sitting's own night, so that the two nights' pace does not enter the effect",
+    )
+    p.add_argument(
         "--set", action="append", default=[], metavar="KEY=VALUE", dest="sim_set",
         help="set a scenario key on the simulator's side alone (repeatable; a dotted key, as "
         "reproduce --set takes: --set fs.log_inodes=100000): a sensitivity sweep's point, "
@@ -190,15 +196,35 @@ def _sitting(args: argparse.Namespace, path: Path) -> Path | None:
     return None
 
 
+def _effect_sitting(args: argparse.Namespace) -> Path | None:
+    """The two-list sitting ``--effect-against`` names (None: the two-list reference), checked
+    to be one: a directory of kept boots whose guests ran the two lists."""
+    if args.effect_against is None:
+        return None
+    if args.lru != "mglru" or args.boot:
+        raise CliError("--effect-against goes with --lru mglru (and not with --boot): it names "
+                       "the two-list boots the algorithm's effect is taken against")
+    d = Path(args.effect_against)
+    if not (d / "real").is_dir():
+        raise CliError(f"--effect-against {d}: no kept boots there (no {d / 'real'}); give a "
+                       f"two-list sitting, one of {VALIDATION_DIR}/sittings/")
+    if sittings.lru_of(d) != "classic":
+        raise CliError(f"--effect-against {d}: its guests ran {sittings.lru_of(d)}, not the two "
+                       "lists; give the two-list sitting of the same night")
+    return d
+
+
 def _effects(args: argparse.Namespace, paths: list[Path], mglru: list[compare.Comparison],
-             sim_set: dict) -> list[effect.Effect]:
+             sim_set: dict, against: Path | None) -> list[effect.Effect]:
     """The algorithm's effect (validate/effect.py): the same calibration and prediction
-    scenarios simulated under the two lists beside the two-list reference's boots, with the
-    same profile rules and seeds, set against their MGLRU comparisons."""
+    scenarios simulated under the two lists beside the boots of the two-list sitting
+    ``against`` (None: the two-list reference), with the same profile rules and seeds, set
+    against their MGLRU comparisons. A scenario that sitting has no boots of is left out."""
     classic = []
     for path in paths:
-        s = spec.load(path, None, "classic")
-        if sittings.role(path) is None or sittings.not_yet_sat(path, s.real_dir.parent):
+        s = spec.load(path, against, "classic")
+        if sittings.role(path) is None or sittings.not_yet_sat(path, s.real_dir.parent) \
+                or not (s.real_dir / f"{s.name}.json").is_file():
             continue
         s.sim_set = sim_set
         print(f"{s.name}: simulating seeds 1..{args.reps} under the two lists, for the effect",
@@ -219,6 +245,9 @@ def main(args: argparse.Namespace) -> int:
     courses: dict[str, list] = {}
     compared: list[Path] = []
     effects = None
+    against = _effect_sitting(args)
+    against_name = report.REFERENCE if against is None else \
+        f"those of the two-list sitting {against.name}"
     try:
         for path in _scenarios(args):
             s = spec.load(path, _sitting(args, path), args.lru)
@@ -248,14 +277,14 @@ def main(args: argparse.Namespace) -> int:
                 "the sitting; `bash scripts/validate-real.sh` boots them)")
         # Under MGLRU, what the switch changed, the guest's beside the model's.
         if args.lru == "mglru" and not args.boot:
-            effects = _effects(args, compared, comparisons, sim_set)
+            effects = _effects(args, compared, comparisons, sim_set, against)
         if args.write_doc:
             report.write_doc(Path(args.write_doc), comparisons, baseline, not_sat,
-                             lru=args.lru or "classic", effects=effects)
+                             lru=args.lru or "classic", effects=effects, against=against_name)
     except ValidateError as e:
         raise CliError(str(e), e.exit_code) from None
     if args.format == "json":
-        out = report.as_json(comparisons, baseline, not_sat, effects)
+        out = report.as_json(comparisons, baseline, not_sat, effects, against_name)
         if args.course:
             doc = json.loads(out)
             doc["courses"] = courses
@@ -267,7 +296,8 @@ def main(args: argparse.Namespace) -> int:
         if len(comparisons) > 1 or baseline or not_sat:
             sys.stdout.write(f"\n{report.overall(comparisons, baseline, not_sat)}\n")
         if effects is not None:
-            sys.stdout.write("\n" + effect.table(effects))
+            sys.stdout.write(f"\nThe guest's change is this sitting's boots over {against_name}.\n"
+                             + effect.table(effects))
         for name, rows in courses.items():
             sys.stdout.write("\n" + course.text(name, rows))
     return 0

@@ -183,8 +183,13 @@ def scores(cs: Sequence[Comparison], baseline: Sequence[Comparison] = ()) -> dic
     return out
 
 
+# Whose two-list boots the algorithm's effect is taken against, by default.
+REFERENCE = "the two-list reference's"
+
+
 def as_json(cs: Sequence[Comparison], baseline: Sequence[Comparison] = (),
-            not_sat: Sequence[str] = (), effects: Sequence[effect.Effect] | None = None) -> str:
+            not_sat: Sequence[str] = (), effects: Sequence[effect.Effect] | None = None,
+            against: str = REFERENCE) -> str:
     """One comparison alone as its object; several (or any with a baseline, scenarios not yet
     sat or, under MGLRU, the algorithm's effect) under the scores."""
     if len(cs) == 1 and not baseline and not not_sat and effects is None:
@@ -192,7 +197,7 @@ def as_json(cs: Sequence[Comparison], baseline: Sequence[Comparison] = (),
     data = {"scores": scores(cs, baseline), "scenarios": [c.as_json() for c in cs],
             "baseline": [c.as_json() for c in baseline], "not_yet_sat": list(not_sat)}
     if effects is not None:
-        data["effect"] = {"score": effect.score(effects),
+        data["effect"] = {"against": against, "score": effect.score(effects),
                           "counters": [e.as_json() for e in effects]}
     return json.dumps(data, indent=1) + "\n"
 
@@ -271,7 +276,7 @@ def markers(lru: str = "classic") -> tuple[str, str]:
 
 def doc_body(cs: Sequence[Comparison], baseline: Sequence[Comparison] = (),
              not_sat: Sequence[str] = (), lru: str = "classic",
-             effects: Sequence[effect.Effect] | None = None) -> str:
+             effects: Sequence[effect.Effect] | None = None, against: str = REFERENCE) -> str:
     """The generated part of docs/VALIDATION.md, markers included: the scores, the scenarios
     not yet sat, the summary, the algorithm's effect (under MGLRU), each scenario's table
     (calibration and prediction apart), and the baseline's summary."""
@@ -282,7 +287,7 @@ def doc_body(cs: Sequence[Comparison], baseline: Sequence[Comparison] = (),
     body += ["", summary_table(cs).rstrip("\n"), ""]
     if effects is not None:
         body += ["What switching the guest from the two lists to MGLRU changed, the guest's "
-                 "change (this sitting's boots over the two-list reference's) beside the "
+                 f"change (this sitting's boots over {against}) beside the "
                  "model's (validate/effect.py says which changes are judged):", "",
                  effect.table(effects).rstrip("\n"), ""]
     if baseline:
@@ -314,7 +319,7 @@ def generated_part(path: Path, lru: str = "classic") -> str:
 
 def write_doc(path: Path, cs: Sequence[Comparison], baseline: Sequence[Comparison] = (),
               not_sat: Sequence[str] = (), lru: str = "classic",
-              effects: Sequence[effect.Effect] | None = None) -> None:
+              effects: Sequence[effect.Effect] | None = None, against: str = REFERENCE) -> None:
     """Replace the generated part of ``path`` (between the validate markers of ``lru``) with
     :func:`doc_body`."""
     begin, end = markers(lru)
@@ -325,7 +330,7 @@ def write_doc(path: Path, cs: Sequence[Comparison], baseline: Sequence[Compariso
         raise ValidateError(f"{path}: no `{begin}` ... `{end}` markers to write between")
     head, _, rest = doc.partition(begin)
     _, _, tail = rest.partition(end)
-    path.write_text(head + doc_body(cs, baseline, not_sat, lru, effects) + tail)
+    path.write_text(head + doc_body(cs, baseline, not_sat, lru, effects, against) + tail)
 
 
 BALLOON_BEGIN = (
