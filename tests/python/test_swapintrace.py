@@ -1,6 +1,7 @@
 """swapintrace (docs/MODEL.md item 10): a trace of the workload's swap-ins, written here in the
 guest's own format (the kprobe events of initramfs.SWAPIN_PROBES), put back into faults and
-summarised; and `scripts/validate-trace.py --swapin` on transcripts with and without one."""
+summarised; `scripts/validate-trace.py --swapin` on transcripts with and without one; and the
+model's own trace of the same events."""
 
 import json
 import subprocess
@@ -9,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+import reclaimlab
 from reclaimlab.validate import initramfs, spec, swapintrace
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -170,3 +172,34 @@ def test_the_trace_script_keeps_a_swapin_summary_or_says_why_not(tmp_path, with_
         assert run.returncode == 1 and not kept.exists()
         assert "no swap-in fault of the workload" in run.stderr
         assert "Traceback" not in run.stderr
+
+
+def test_the_models_trace_reads_as_the_guests():
+    """The model's kernel trace writes the same three events (`reclaimlab run --trace
+    kernel`), so one summary reads a model run as it reads a guest boot: a sequential pass
+    over more than the RAM on a rotational swap disk, whose windows open to 8 slots, each of
+    its faults put back and counted as its own vmstat counts them."""
+    scenario = {
+        "name": "swapin-trace",
+        "host": {"ram": "128MiB"},
+        "swap": {"size": "256MiB", "rotational": True},
+        "workload": [{"name": "app", "anon": {"size": "160MiB", "pattern": "sequential",
+                                              "passes": 6}}],
+    }
+    r = reclaimlab.run(scenario, trace="kernel")
+    v = r.vmstat
+    seq, counts = swapintrace.faults(r.trace)
+    misses = [f for f in seq if f["kind"] == "miss"]
+    assert len(misses) == v["pgmajfault"] > 20_000
+    assert sum(f["kind"] == "ra_hit" for f in seq) == v["swap_ra_hit"] > 100_000
+    assert sum(len(f["reads"]) for f in misses) == v["pswpin"]
+    assert sum(len(f["reads"]) - 1 for f in misses) == v["swap_ra"]
+    assert counts.get("retries", 0) == 0 and counts.get("other_lookups", 0) == 0
+    s = swapintrace.swapins(r.trace, start_s=1.0)
+    assert s["misses"] == v["pgmajfault"] and s["lost_events"] == 0
+    # Every window is the rule's on the state the trace shows, and a walk in order opens
+    # them to 2^page-cluster = 8 slots.
+    agree, chosen = s["windows_as_the_rule_says"]
+    assert agree == chosen == len(misses) - 1
+    assert s["windows"]["8"] > 0.9 * chosen
+    assert s["by_5s"][0]["from_s"] == 0 and s["by_5s"][0]["readahead_hits_per_miss"] > 5

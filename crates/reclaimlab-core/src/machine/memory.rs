@@ -275,6 +275,7 @@ impl Machine {
         if self.memcg.is_some() {
             self.memcg_count_fault(self.folio_memcg(pfn), false);
         }
+        self.trace_swapin_lookup(vp, self.now + t.cost_ns);
         self.swap_cache_hit(vp, pfn);
         t.cost_ns += self.cfg.cost.swapcache_fault_ns;
         self.pte[vp as usize] = pfn | PTE_MAPPED | PTE_YOUNG;
@@ -322,7 +323,11 @@ impl Machine {
         // page that wakes kswapd does so where this task's clock is.
         self.kswapd.waker_ns = t.cost_ns;
         let ahead = if self.swap.slots.is_some() {
-            self.swap_cluster_readahead(vp)
+            let ts = self.now + t.cost_ns;
+            self.trace_swapin_lookup(vp, ts);
+            let ahead = self.swap_cluster_readahead(vp, ts);
+            self.trace_swapin_read(vp, ts);
+            ahead
         } else {
             match self.region_of(vp) {
                 Some(r) => self.swap_vma_readahead(vp, r),

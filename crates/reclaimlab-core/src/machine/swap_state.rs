@@ -17,6 +17,7 @@
 
 use super::frames::{pg, NIL};
 use super::pte::*;
+use super::tracepoint::Tracepoint;
 use super::vmstat::VmEvent;
 use super::Machine;
 
@@ -124,11 +125,26 @@ pub fn cluster_window(offset: u32, pages: u32, nslots: u32) -> (u32, u32) {
     ((offset & !mask).max(1), (offset | mask).min(nslots - 1))
 }
 
+/// The `swapin_cluster` event of a miss on `slot`: the state its window is chosen from.
+fn swapin_cluster(slot: u32, ra: ClusterRa) -> Tracepoint {
+    Tracepoint::SwapinCluster {
+        slot,
+        hits: ra.hits,
+        prev: ra.prev_offset,
+        last: ra.last_pages,
+    }
+}
+
+/// The `swapin_read` event of a page read from `slot`.
+fn swapin_read(slot: u32, sync: bool) -> Tracepoint {
+    Tracepoint::SwapinRead { slot, sync }
+}
+
 impl Machine {
     /// `swap_cluster_readahead` around a swap-in fault on `vp` (rotational swap): read the
     /// window's other in-use slots whose pages are not in memory into the swap cache. Returns
     /// how many were read. Frames as for the VMA-based variant.
-    pub(super) fn swap_cluster_readahead(&mut self, vp: u32) -> u64 {
+    pub(super) fn swap_cluster_readahead(&mut self, vp: u32, ts: u64) -> u64 {
         let Some(map) = &self.swap.slots else {
             return 0;
         };
@@ -136,6 +152,8 @@ impl Machine {
             return 0;
         };
         let nslots = map.owner.len() as u32;
+        let ra = self.swap_cluster_ra;
+        self.trace(|| (ts, swapin_cluster(offset, ra)));
         let pages = cluster_nr_pages(
             &mut self.swap_cluster_ra,
             offset,
@@ -158,10 +176,46 @@ impl Machine {
             if !self.swap_readahead_page(owner) {
                 break;
             }
+            self.trace(|| (ts, swapin_read(s, false)));
             read += 1;
         }
         self.vm.add(VmEvent::SwapRa, read);
         read
+    }
+
+    /// The `swapin_lookup` event of a swap-in fault on `vp` at `ts`, hit or miss (rotational
+    /// swap only: the guest's probes are on the slot-based path); it reads the hit counter
+    /// before a readahead hit raises it.
+    #[inline]
+    pub(super) fn trace_swapin_lookup(&mut self, vp: u32, ts: u64) {
+        if !self.tracepoints.enabled {
+            return;
+        }
+        let Some(slot) = self.swap.slots.as_ref().and_then(|m| m.slot(vp)) else {
+            return;
+        };
+        let region = self.region_of(vp).map_or(0, |r| r as u32);
+        let lookup = Tracepoint::SwapinLookup {
+            slot,
+            vpage: vp,
+            region,
+            hits: self.swap_cluster_ra.hits,
+        };
+        self.trace(|| (ts, lookup));
+    }
+
+    /// The `swapin_read` event of a miss's own page, read once its window is chosen:
+    /// synchronously when the window is that page alone.
+    #[inline]
+    pub(super) fn trace_swapin_read(&mut self, vp: u32, ts: u64) {
+        if !self.tracepoints.enabled {
+            return;
+        }
+        let Some(slot) = self.swap.slots.as_ref().and_then(|m| m.slot(vp)) else {
+            return;
+        };
+        let sync = self.swap_cluster_ra.last_pages <= 1;
+        self.trace(|| (ts, swapin_read(slot, sync)));
     }
 
     /// Read swapped-out `v` into the swap cache as a readahead page (unmapped, PG_readahead).

@@ -1,4 +1,5 @@
-//! The reclaim tracepoints (`include/trace/events/vmscan.h`) as typed records. The machine
+//! The reclaim tracepoints (`include/trace/events/vmscan.h`), and the kprobe events the
+//! validation boots place on the swap-in path, as typed records. The machine
 //! records them with their timestamp when the run asks for a trace; turning them into ftrace
 //! text is the observer's business (`observe::ftrace`), and so is knowing which task was
 //! running.
@@ -118,6 +119,29 @@ pub enum Tracepoint {
         id: usize,
         out: ShrinkSlabTrace,
         style: TraceStyle,
+    },
+    /// `swapin_lookup`: a swap-in fault's swap-cache lookup (`swap_cache_get_folio`), as the
+    /// guest's kprobe of `initramfs.SWAPIN_PROBES` records it (docs/MODEL.md item 10): the
+    /// slot, the faulting page and its region, and the global readahead hit counter before
+    /// the lookup. Recorded on a rotational swap device only, where slots have places.
+    SwapinLookup {
+        slot: u32,
+        vpage: u32,
+        region: u32,
+        hits: u32,
+    },
+    /// `swapin_cluster`: a miss entering `swap_cluster_readahead`, with the state its window
+    /// is chosen from (the hit counter, the last faulting slot, the last window).
+    SwapinCluster {
+        slot: u32,
+        hits: u32,
+        prev: u32,
+        last: u32,
+    },
+    /// `swapin_read`: one page read from swap (`swap_readpage`); `sync` for a window of one.
+    SwapinRead {
+        slot: u32,
+        sync: bool,
     },
     /// A line a userspace agent wrote to `trace_marker` (`tracing_mark_write`): a memory
     /// controller's decision.

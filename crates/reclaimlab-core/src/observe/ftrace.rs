@@ -39,6 +39,12 @@ fn shrinker_ptr(id: usize) -> u64 {
     ((id as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 24) & 0xffff_ffff
 }
 
+/// A VMA's pointer: a stable function of the region's number in the kernel's direct map (a
+/// fault's lookup has one; shmem's, which the model does not make, has none).
+fn vma_ptr(region: u32) -> u64 {
+    0xffff_8880_0000_0000 | (((region as u64 + 1).wrapping_mul(0x9E37_79B9) & 0xfff_ffff) << 8)
+}
+
 /// Who an event is emitted by (`current`): comm, pid and CPU.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TaskId {
@@ -142,11 +148,42 @@ impl Tracer {
             Tracepoint::ShrinkSlabStart { .. } => "mm_shrink_slab_start",
             Tracepoint::ShrinkSlabEnd { .. } => "mm_shrink_slab_end",
             Tracepoint::Marker { .. } => "tracing_mark_write",
+            Tracepoint::SwapinLookup { .. } => "swapin_lookup",
+            Tracepoint::SwapinCluster { .. } => "swapin_cluster",
+            Tracepoint::SwapinRead { .. } => "swapin_read",
         };
         self.start(who, ts, name);
         let b = &mut self.body;
         let _ = match *tp {
             Tracepoint::Marker { ref text } => writeln!(b, "{text}"),
+            // The kprobe events print the probed function (its size as in the guest's 6.1
+            // build) and the fetched arguments in their probe types: x64 in hex, s32 and u64
+            // in decimal. The swap entry of device 0 is its slot.
+            Tracepoint::SwapinLookup {
+                slot,
+                vpage,
+                region,
+                hits,
+            } => writeln!(
+                b,
+                "(swap_cache_get_folio+0x0/0x2c0) entry={slot:#x} vma={:#x} addr={:#x} hits={hits} vma_ra=0x0",
+                vma_ptr(region),
+                (vpage as u64) << 12
+            ),
+            Tracepoint::SwapinCluster {
+                slot,
+                hits,
+                prev,
+                last,
+            } => writeln!(
+                b,
+                "(swap_cluster_readahead+0x0/0x450) entry={slot:#x} hits={hits} prev={prev} last={last}"
+            ),
+            Tracepoint::SwapinRead { slot, sync } => writeln!(
+                b,
+                "(swap_readpage+0x0/0x2f0) entry={slot:#x} sync={}",
+                sync as u8
+            ),
             Tracepoint::KswapdSleep { nid } => writeln!(b, "nid={nid}"),
             Tracepoint::KswapdWake { nid, order } => writeln!(b, "nid={nid} order={order}"),
             Tracepoint::WakeupKswapd {
@@ -361,6 +398,41 @@ mod tests {
         assert!(out.contains(
             "    stress-ng-vm-2417    [001] .....   871.430998: mm_vmscan_wakeup_kswapd: nid=0 order=0 gfp_flags=GFP_HIGHUSER_MOVABLE\n"
         ));
+    }
+
+    #[test]
+    fn swapin_events_read_as_the_guests_kprobe_lines() {
+        let mut t = Tracer::new(TraceFormat::Kernel, 2);
+        let app = TaskId::new("app/anon", 1000, 1);
+        let lookup = Tracepoint::SwapinLookup {
+            slot: 250,
+            vpage: 0x1da6,
+            region: 0,
+            hits: 3,
+        };
+        t.emit(&app, 7_691_426_000, &lookup);
+        let cluster = Tracepoint::SwapinCluster {
+            slot: 250,
+            hits: 3,
+            prev: 74,
+            last: 4,
+        };
+        t.emit(&app, 7_691_426_000, &cluster);
+        let read = Tracepoint::SwapinRead {
+            slot: 251,
+            sync: false,
+        };
+        t.emit(&app, 7_691_426_000, &read);
+        let out = t.finish();
+        let vma = format!("{:#x}", vma_ptr(0));
+        assert!(vma.starts_with("0xffff888") && vma_ptr(0) != vma_ptr(1));
+        assert!(out.contains(&format!(
+            "        app-anon-1000    [001] .....     8.691426: swapin_lookup: (swap_cache_get_folio+0x0/0x2c0) entry=0xfa vma={vma} addr=0x1da6000 hits=3 vma_ra=0x0\n"
+        )));
+        assert!(out.contains(
+            ": swapin_cluster: (swap_cluster_readahead+0x0/0x450) entry=0xfa hits=3 prev=74 last=4\n"
+        ));
+        assert!(out.contains(": swapin_read: (swap_readpage+0x0/0x2f0) entry=0xfb sync=0\n"));
     }
 
     #[test]
