@@ -203,3 +203,18 @@ def test_the_models_trace_reads_as_the_guests():
     assert agree == chosen == len(misses) - 1
     assert s["windows"]["8"] > 0.9 * chosen
     assert s["by_5s"][0]["from_s"] == 0 and s["by_5s"][0]["readahead_hits_per_miss"] > 5
+
+
+def test_the_model_swapin_script_keeps_a_summary_beside_its_counters(tmp_path):
+    """scripts/model-swapin.py: the storm as validate simulates it, its trace summarised; the
+    summary's misses and readahead hits are the run's own counters."""
+    scenario = ROOT / "validation" / "predict" / "xfs-create-walk-200.toml"
+    subprocess.run([sys.executable, str(ROOT / "scripts" / "model-swapin.py"), str(scenario),
+                    "--out", str(tmp_path)], check=True, capture_output=True, text=True)
+    kept = json.loads((tmp_path / "xfs-create-walk-200.swapin.json").read_text())
+    s, v = kept["swapin"], kept["vmstat"]
+    assert s["misses"] == v["pgmajfault"] > 10_000
+    assert s["readahead_hits"] == v["swap_ra_hit"] > 1_000
+    agree, chosen = s["windows_as_the_rule_says"]
+    assert agree == chosen == s["misses"] - 1
+    assert kept["accesses"][0] > 100_000
