@@ -276,8 +276,8 @@ impl Machine {
 
     fn shrink_lruvec_plugged(&mut self, sc: &mut ScanControl) {
         let nr_to_reclaim = sc.nr_to_reclaim;
-        let (mut nr, targets, mut reclaimed, mut scan_adjusted) = match sc.cursor.take() {
-            Some(c) => (c.nr, c.targets, c.reclaimed, c.scan_adjusted),
+        let (mut nr, targets, mut reclaimed, proportional) = match sc.cursor.take() {
+            Some(c) => (c.nr, c.targets, c.reclaimed, c.proportional),
             None => {
                 let targets = self.get_scan_count(sc);
                 // Direct reclaim at DEF_PRIORITY scans its whole targets (proportional).
@@ -294,7 +294,7 @@ impl Machine {
                     nr,
                     targets,
                     reclaimed,
-                    scan_adjusted,
+                    proportional,
                 });
                 sc.preempted = true;
                 return;
@@ -306,10 +306,15 @@ impl Machine {
                     reclaimed += self.shrink_list(EVICTABLE_LRUS[i], n, sc);
                 }
             }
-            if reclaimed < nr_to_reclaim || scan_adjusted {
+            if reclaimed < nr_to_reclaim || proportional {
                 continue;
             }
-            // Enough reclaimed: scale the other type down to keep the scan proportional.
+            // Enough reclaimed: stop the smaller type and cut the larger one down to the share
+            // of its target the smaller had left, so the two end equally far through their
+            // targets. 6.1 does not latch this (older kernels' `scan_adjusted`, removed by
+            // "mm: vmscan: fix extreme overreclaim and swap floods"): the next round of batches
+            // comes back here, finds the smaller type at 0 and stops, so a pass that has
+            // reclaimed enough scans at most one more batch per list of the larger type.
             let nr_file = nr[2] + nr[3];
             let nr_anon = nr[0] + nr[1];
             if nr_file == 0 || nr_anon == 0 {
@@ -334,7 +339,6 @@ impl Machine {
                 let done = targets[l] - nr[l];
                 nr[l] = (targets[l] * (100 - pct) / 100).saturating_sub(done);
             }
-            scan_adjusted = true;
         }
         sc.nr_reclaimed += reclaimed;
         if self.swap.total > 0 && self.lruvec.inactive_is_low(false) {

@@ -33,13 +33,14 @@ pub struct ReclaimStat {
 }
 
 /// Where a preempted `shrink_lruvec` stopped: its remaining and original scan targets, what it
-/// reclaimed so far, and whether the proportional adjustment was made.
+/// reclaimed so far, and whether it is direct reclaim's proportional pass (`proportional_reclaim`:
+/// scan the whole targets whatever is reclaimed).
 #[derive(Debug, Clone, Copy)]
 pub struct LruvecCursor {
     pub nr: [u64; 4],
     pub targets: [u64; 4],
     pub reclaimed: u64,
-    pub scan_adjusted: bool,
+    pub proportional: bool,
 }
 
 /// `struct scan_control`.
