@@ -183,15 +183,22 @@ impl Machine {
         read
     }
 
+    /// The slot of `vp` when a swap-in event of it is to be traced: tracing on and the page on
+    /// a slot-placed (rotational) swap device; None otherwise.
+    #[inline]
+    fn traced_swapin_slot(&self, vp: u32) -> Option<u32> {
+        if !self.tracepoints.enabled {
+            return None;
+        }
+        self.swap.slots.as_ref().and_then(|m| m.slot(vp))
+    }
+
     /// The `swapin_lookup` event of a swap-in fault on `vp` at `ts`, hit or miss (rotational
     /// swap only: the guest's probes are on the slot-based path); it reads the hit counter
     /// before a readahead hit raises it.
     #[inline]
     pub(super) fn trace_swapin_lookup(&mut self, vp: u32, ts: u64) {
-        if !self.tracepoints.enabled {
-            return;
-        }
-        let Some(slot) = self.swap.slots.as_ref().and_then(|m| m.slot(vp)) else {
+        let Some(slot) = self.traced_swapin_slot(vp) else {
             return;
         };
         let region = self.region_of(vp).map_or(0, |r| r as u32);
@@ -208,10 +215,7 @@ impl Machine {
     /// synchronously when the window is that page alone.
     #[inline]
     pub(super) fn trace_swapin_read(&mut self, vp: u32, ts: u64) {
-        if !self.tracepoints.enabled {
-            return;
-        }
-        let Some(slot) = self.swap.slots.as_ref().and_then(|m| m.slot(vp)) else {
+        let Some(slot) = self.traced_swapin_slot(vp) else {
             return;
         };
         let sync = self.swap_cluster_ra.last_pages <= 1;
