@@ -9,11 +9,13 @@ smallest aligned window spanning each (4 or 8: 6.1 opened its window, which it d
 a readahead hit since the last miss), then the guest's hits per major fault from the boot's
 final vmstat.
 
-    python scripts/swap-windows.py .cache/validate/work-trace/ext4-create-walk-200/output.log
+    .venv/bin/python scripts/swap-windows.py .cache/validate/work-trace/ext4-create-walk-200/output.log
 """
 import collections
 import re
 import sys
+
+from reclaimlab.validate.swapintrace import aligned_span
 
 ISSUE = re.compile(r"^\s*\S+-(\d+)\s+\[\d+\].*?\s([\d.]+): block_rq_issue: 254,0 (\w+) \d+ "
                    r"\(\) (\d+) \+ (\d+)")
@@ -43,12 +45,8 @@ def main(path: str) -> int:
                 vmstat[k] = max(vmstat.get(k, 0), int(v))  # counters: the largest is the end
     pages, spans = collections.Counter(), collections.Counter()
     for g in groups:
-        lo, hi = min(x[1] for x in g), max(x[1] + x[2] - 1 for x in g)
-        w = 1
-        while (lo & ~(w - 1)) + w - 1 < hi:
-            w *= 2
         pages[sum(x[2] for x in g)] += 1
-        spans[w] += 1
+        spans[aligned_span([x[1] for x in g] + [x[1] + x[2] - 1 for x in g])] += 1
     opened = spans[4] + spans[8]
     print(f"{len(groups)} swap-ins; pages read: {sorted(pages.items())}")
     print(f"smallest aligned window spanning each: {sorted(spans.items())}")

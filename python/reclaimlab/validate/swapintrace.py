@@ -71,7 +71,7 @@ def _histogram(values: list[int], bounds: tuple[int, ...]) -> dict[str, int]:
     return {k: c[k] for k in keys if c[k]}
 
 
-def _aligned_span(slots: list[int]) -> int:
+def aligned_span(slots: list[int]) -> int:
     """The smallest aligned power-of-two block of slots holding all of ``slots`` (what
     scripts/swap-windows.py takes for a window's size from the block reads alone)."""
     lo, hi, w = min(slots), max(slots), 1
@@ -275,11 +275,11 @@ def swapins(trace: str, max_pages: int = 8, start_s: float | None = None) -> dic
     for f in chosen:
         read_by_win.setdefault(f["win"], Counter())[len(f["reads"])] += 1
         if f["reads"]:
-            span_by_win.setdefault(f["win"], Counter())[_aligned_span(f["reads"])] += 1
+            span_by_win.setdefault(f["win"], Counter())[aligned_span(f["reads"])] += 1
     for f in misses:
         ahead.update(s for s in f["reads"] if s != f["slot"])
     used = sum(f["kind"] == "ra_hit" and f["slot"] in ahead for f in hits)
-    apparent = sum(_aligned_span(f["reads"]) in (4, 8) for f in misses
+    apparent = sum(aligned_span(f["reads"]) in (4, 8) for f in misses
                    if len(f["reads"]) > 1)
     opened = sum(c for w, c in windows.items() if w >= 4)
     return {
