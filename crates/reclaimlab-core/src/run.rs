@@ -15,9 +15,14 @@ pub use crate::boot::{host_layout, host_machine, host_params, FIRST_TASK_PID};
 pub use crate::observe::output::RunOutput;
 pub use crate::sim_error::SimError;
 
-/// Engine version recorded in every summary; bump when simulated results may change. Declared
-/// where runs are made and handed to the summary (`reclaimlab_core::ENGINE_VERSION` too).
-pub const ENGINE_VERSION: &str = env!("CARGO_PKG_VERSION");
+/// Engine version recorded in every summary: the package version and a digest of the engine's
+/// source (`build.rs`), so that it changes whenever simulated results may. Declared where runs
+/// are made and handed to the summary (`reclaimlab_core::ENGINE_VERSION` too).
+pub const ENGINE_VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    "+",
+    env!("RECLAIMLAB_SOURCE_DIGEST")
+);
 
 /// How often the invariant checker runs (every frame in exactly one place; free + used = total;
 /// counters never decrease). It is a debugging and testing aid: off by default.
