@@ -67,3 +67,7 @@ def policies() -> str:
     """The policy registry as JSON text: {"switches": [{"name", "default", "spec", "summary",
     "preset": null | {"follows", "doc"}, "variants": [{"name", "kernel", "summary"}]}]}."""
     ...
+
+def swapin_nr_pages(prev: int, offset: int, hits: int, max_pages: int, prev_win: int) -> int:
+    """The engine's swap-in readahead window (6.1's `__swapin_nr_pages`), in pages."""
+    ...

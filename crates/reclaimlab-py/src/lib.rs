@@ -585,6 +585,16 @@ fn shrinker_call<'py>(
     Ok(d)
 }
 
+/// The swap-in readahead window the engine chooses (`machine::swap_state::swapin_nr_pages`,
+/// 6.1's `__swapin_nr_pages`): for a miss at slot or page `offset` after one at `prev`,
+/// with `hits` readahead pages used since the last window of `prev_win` pages, at most
+/// `max_pages`. The guest-trace summaries (`validate/swapintrace.py`) judge the guest's
+/// windows by this very function.
+#[pyfunction]
+fn swapin_nr_pages(prev: u32, offset: u32, hits: u32, max_pages: u32, prev_win: u32) -> u32 {
+    reclaimlab_core::machine::swap_state::swapin_nr_pages(prev, offset, hits, max_pages, prev_win)
+}
+
 #[pyfunction]
 fn policies() -> String {
     let switches: Vec<serde_json::Value> = policy::switches()
@@ -628,5 +638,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(lru, m)?)?;
     m.add_function(wrap_pyfunction!(policies, m)?)?;
     m.add_function(wrap_pyfunction!(shrinker_call, m)?)?;
+    m.add_function(wrap_pyfunction!(swapin_nr_pages, m)?)?;
     Ok(())
 }

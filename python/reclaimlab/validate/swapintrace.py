@@ -19,6 +19,7 @@ import re
 from collections import Counter
 from typing import Any
 
+from .. import _core
 from .ktrace import task_events
 
 EVENTS = ("swapin_lookup", "swapin_cluster", "swapin_read")
@@ -43,17 +44,11 @@ def _args(text: str) -> dict[str, int]:
 
 def window_rule(prev_slot: int, slot: int, hits: int, last_win: int, max_pages: int = 8) -> int:
     """The window 6.1's offset-based readahead chooses for a miss on ``slot``
-    (`__swapin_nr_pages`, written from the rule: docs/MODEL.md item 10): hits + 2 pages
-    rounded up to a power of two of at least 4; with no hit, 2 pages when the miss is next to
-    ``prev_slot`` and 1 otherwise; at most ``max_pages`` (2^page-cluster) and never below half
-    of ``last_win``."""
-    if hits == 0:
-        pages = 2 if slot in (prev_slot + 1, prev_slot - 1) else 1
-    else:
-        pages = 4
-        while pages < hits + 2:
-            pages *= 2
-    return max(min(pages, max_pages), last_win // 2)
+    (`__swapin_nr_pages`, docs/MODEL.md item 10): hits + 2 pages rounded up to a power of two
+    of at least 4; with no hit, 2 pages when the miss is next to ``prev_slot`` and 1 otherwise;
+    at most ``max_pages`` (2^page-cluster) and never below half of ``last_win``. The engine's
+    own function decides, so a guest's window judged by this rule is judged by the model's."""
+    return _core.swapin_nr_pages(prev_slot, slot, hits, max_pages, last_win)
 
 
 def _bucket(value: int, bounds: tuple[int, ...]) -> str:
