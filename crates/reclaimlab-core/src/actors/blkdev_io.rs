@@ -35,6 +35,11 @@ impl Actor for BlkdevIo {
         }
     }
 
+    /// Completions come in the device's interrupt, not in a thread.
+    fn is_thread(&self) -> bool {
+        false
+    }
+
     fn step(&mut self, cx: &mut StepCx) -> Wake {
         // Both devices' completions due by now land (the order they are delivered in is the
         // order the kernel's interrupt handlers would see them, device by device).

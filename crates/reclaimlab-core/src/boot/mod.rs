@@ -136,7 +136,8 @@ pub fn world(
     machines.extend(guest_machines);
     let mut all_cpus = vec![cpus];
     all_cpus.extend(vcpus);
-    let mut world = World::new(machines, &all_cpus, scn.host.cpu_contention);
+    let contention = (scn.host.cpu_contention, scn.host.cpu_migration);
+    let mut world = World::new(machines, &all_cpus, contention);
     for (guest, slot) in cast_guests.links {
         world.link_guest(guest, 0, slot);
     }

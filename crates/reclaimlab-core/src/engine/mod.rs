@@ -7,6 +7,7 @@
 //! does not depend on hashing or on the machine.
 
 pub mod cpu;
+pub mod fair;
 pub mod histogram;
 mod queue;
 pub mod rng;

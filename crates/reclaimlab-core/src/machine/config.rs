@@ -15,8 +15,12 @@ pub struct HostConfig {
     /// RAM given to the machine (ignored when `zoneinfo` is set).
     pub ram_bytes: u64,
     pub cpus: u32,
-    /// Actors pinned to a busy CPU wait for it (run-queue time); off: they never wait.
+    /// Threads share their CPU as 6.1's fair scheduler shares it (run-queue time); off: they
+    /// never wait.
     pub cpu_contention: bool,
+    /// With contention, threads move to an idle CPU (at wake-up, and an idle CPU takes a
+    /// waiting thread); off: pinned to their home CPU.
+    pub cpu_migration: bool,
     /// THP enabled (`always` or `madvise`): raises the default min_free_kbytes (core-mm §2.1).
     pub thp: bool,
     /// `transparent_hugepage/defrag`: the gfp mask of THP faults (`machine/huge_memory.rs`).

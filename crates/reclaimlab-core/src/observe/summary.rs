@@ -169,11 +169,20 @@ pub fn build(inp: &SummaryInput) -> String {
         "zones": zones,
         "threads": workloads,
         "oom_kills": kills,
-        "cpus": inp.cpus.cpu.iter().map(|c| json!({
-            "busy_ms": ms(c.busy_ns),
-            "runq_wait_ms": ms(c.runq_wait_ns),
-        })).collect::<Vec<_>>(),
+        "cpus": inp.cpus.cpu.iter().map(|c| {
+            let mut o = json!({
+                "busy_ms": ms(c.busy_ns),
+                "runq_wait_ms": ms(c.runq_wait_ns),
+            });
+            if inp.cpus.shared {
+                o["wakeup_preemptions"] = json!(c.rq.wakeup_preemptions);
+                o["tick_preemptions"] = json!(c.rq.tick_preemptions);
+                o["migrations_in"] = json!(c.rq.migrations);
+            }
+            o
+        }).collect::<Vec<_>>(),
         "cpu_contention": inp.cpus.shared,
+        "cpu_migration": inp.cpus.shared && inp.cpus.migrate,
         "pressure": pressure(&node.psi.read(PSI_SYSTEM, inp.end_ns)),
     });
     if let Some(Value::Object(extra)) = &inp.extra {

@@ -42,9 +42,15 @@ pub trait Actor {
     fn machine(&self) -> MachineId {
         0
     }
-    /// Its CPU on that machine (read once, when the actor is added).
+    /// Its home CPU on that machine (read once, when the actor is added): where it runs, unless
+    /// the scheduler moves it to an idle CPU (`[host] cpu_migration`).
     fn cpu(&self) -> u32 {
         0
+    }
+    /// Is it a thread the CPU's scheduler queues? An interrupt handler (a block device's
+    /// completions) is not: it runs when due, whatever holds its CPU.
+    fn is_thread(&self) -> bool {
+        true
     }
     /// Its pid in trace output; `None` for helpers that emit no reclaim events.
     fn pid(&self) -> Option<u32> {

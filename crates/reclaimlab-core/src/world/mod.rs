@@ -12,7 +12,7 @@ pub mod actor;
 
 use std::any::Any;
 
-use crate::engine::cpu::Cpus;
+use crate::engine::cpu::{Admit, Cpus};
 use crate::engine::{ActorId, EventQueue};
 use crate::machine::tracepoint::Tracepoint;
 use crate::machine::{Machine, Signal};
@@ -58,6 +58,8 @@ struct Member {
     /// Its machine and CPU, fixed when it is added (observers: 0, 0).
     home: MachineId,
     cpu: u32,
+    /// A thread the CPU's scheduler queues (an interrupt handler is not).
+    thread: bool,
     /// Finished for good.
     done: bool,
     /// Holds the run open (cached after each call into it).
@@ -110,11 +112,14 @@ pub struct World {
 }
 
 impl World {
-    /// A world of these machines, each with `cpus[m]` CPUs; `shared` CPU discipline or not.
-    pub fn new(machines: Vec<Machine>, cpus: &[u32], shared: bool) -> World {
+    /// A world of these machines, each with `cpus[m]` CPUs; `(shared, migrate)`: the CPU
+    /// discipline (`engine/cpu.rs`).
+    pub fn new(machines: Vec<Machine>, cpus: &[u32], (shared, migrate): (bool, bool)) -> World {
         let n = machines.len();
         World {
-            cpus: (0..n).map(|m| Cpus::new(cpus[m], shared)).collect(),
+            cpus: (0..n)
+                .map(|m| Cpus::new(cpus[m], shared, migrate, 1_000_000_000 / crate::machine::HZ))
+                .collect(),
             machines,
             members: Vec::new(),
             n_open: 0,
@@ -212,6 +217,7 @@ impl World {
         self.members.push(Member {
             home: m,
             cpu: actor.cpu(),
+            thread: actor.is_thread(),
             done: false,
             open,
             slot: Slot::Actor(actor),
@@ -226,6 +232,7 @@ impl World {
             slot: Slot::Observer(Some(observer)),
             home: 0,
             cpu: 0,
+            thread: false,
             done: false,
             open: false,
         });
@@ -346,7 +353,7 @@ impl World {
         }
         let i = id as usize;
         let member = &mut self.members[i];
-        let (home, cpu) = (member.home, member.cpu);
+        let (home, cpu, thread) = (member.home, member.cpu, member.thread);
         match &mut member.slot {
             Slot::Observer(o) => {
                 let Some(mut obs) = o.take() else {
@@ -359,13 +366,15 @@ impl World {
                 self.members[i].slot = Slot::Observer(Some(obs));
             }
             Slot::Actor(a) => {
-                self.machines[home].set_cpu(cpu);
                 let q = &self.queue;
-                let waiting = |a: ActorId| q.due(a).is_some_and(|t| t <= now);
-                if let Some(free) = self.cpus[home].admit(cpu, now, id, waiting) {
-                    self.queue.schedule(id, free);
-                    return true;
-                }
+                let cpu = match self.cpus[home].admit(cpu, now, id, thread, |a| q.due(a)) {
+                    Admit::Run(cpu) => cpu,
+                    Admit::Wait(t) => {
+                        self.queue.schedule(id, t);
+                        return true;
+                    }
+                };
+                self.machines[home].set_cpu(cpu);
                 let mut cx = StepCx {
                     now,
                     me: id,
@@ -388,7 +397,7 @@ impl World {
                         wake = delayed(wake, now + charged);
                     }
                 }
-                self.cpus[home].charge(cpu, now, charged);
+                self.cpus[home].charge(cpu, now, id, charged);
                 if stolen > 0 {
                     self.cpus[home].steal_others(cpu, now, stolen);
                 }

@@ -135,8 +135,16 @@ section! {
         cpu_contention: false => Key::new(
             "cpu_contention",
             Ty::Bool,
-            "actors wait for a busy CPU (false: every actor runs when due, as on a machine with \
-             a CPU per busy thread; busy time is accounted either way)",
+            "threads share their CPU as 6.1's fair scheduler does: a thread waits while another \
+             has the CPU, until a tick ends that one's slice or a woken thread preempts it \
+             (false: every actor runs when due, as on a machine with a CPU per busy thread; busy \
+             time is accounted either way)",
+        );
+        cpu_migration: true => Key::new(
+            "cpu_migration",
+            Ty::Bool,
+            "with cpu_contention, a thread whose CPU is taken runs on an idle one: at wake-up, \
+             or when that CPU goes idle while it waits (false: each thread stays on its home CPU)",
         );
     }
     children: [],
