@@ -74,7 +74,8 @@ def test_the_faults_are_put_back_in_order():
     # A miss's window is the next one's last window; the last miss's is unknown.
     assert [f.get("win") for f in seq if f["kind"] == "miss"] == [1, 2, 4, 2, None]
     assert seq[5]["reads"] == [200, 201, 202] and seq[5]["seen_hits"] == 2
-    assert counts == {"lookups": 12, "vma_ra_set": 0, "retries": 2, "other_lookups": 1}
+    assert counts == {"lookups": 12, "vma_ra_set": 0, "retries": 2, "other_lookups": 1,
+                      "undetermined": 0}
 
 
 def test_the_summary_counts_hits_per_gap_runs_and_windows():
@@ -214,7 +215,9 @@ def test_the_model_swapin_script_keeps_a_summary_beside_its_counters(tmp_path):
     kept = json.loads((tmp_path / "xfs-create-walk-200.swapin.json").read_text())
     s, v = kept["swapin"], kept["vmstat"]
     assert s["misses"] == v["pgmajfault"] > 10_000
-    assert s["readahead_hits"] == v["swap_ra_hit"] > 1_000
+    # (A readahead hit among the trace's last lookups cannot be told from a plain one.)
+    assert 0 <= v["swap_ra_hit"] - s["readahead_hits"] <= s["undetermined"]
+    assert v["swap_ra_hit"] > 1_000
     agree, chosen = s["windows_as_the_rule_says"]
     assert agree == chosen == s["misses"] - 1
     assert kept["accesses"][0] > 100_000

@@ -130,6 +130,9 @@ def faults(trace: str) -> tuple[list[dict[str, Any]], dict[str, int]]:
             chose = f
         elif name == "swapin_read" and "reads" in f:
             f["reads"].append(a.get("entry", 0) & _SLOT_MASK)
+    # A lookup's kind shows in the hit counter of the next event; the trace's last lookups
+    # have none, so a readahead hit among them reads as a plain hit (counted as undetermined).
+    n["undetermined"] = len(waiting)
     for f in seq:
         after = f.pop("_after", None)
         before = f.pop("_before")
@@ -283,6 +286,7 @@ def swapins(trace: str, max_pages: int = 8, start_s: float | None = None) -> dic
         "readahead_hits": ra_hits,
         "other_hits": kinds["hit"],
         "retries": counts.get("retries", 0),
+        "undetermined": counts.get("undetermined", 0),
         "lookups_not_from_do_swap_page": counts.get("other_lookups", 0),
         "lookups_with_vma_readahead_state": counts.get("vma_ra_set", 0),
         "lost_events": lost_events(trace),
