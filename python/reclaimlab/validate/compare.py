@@ -110,8 +110,9 @@ GENERAL_LIMITS = (
     "per-CPU page lists and vmstat drift: the kernel's counters are exact only after the "
     "snapshot's fold; the model has both as options ([host] pcp_lists, vmstat_drift), off in "
     "the validation scenarios",
-    "the guest's scheduler moves threads between its vCPUs; the simulator queues each thread "
-    "on a home CPU ([host] cpu_contention, on for every guest: docs/MODEL.md, CPUs)",
+    "the guest's scheduler balances threads between its vCPUs; the simulator makes 6.1's CFS "
+    "decisions on each vCPU at the end of each step and moves a thread only to an idle vCPU "
+    "([host] cpu_contention and cpu_migration, on for every guest: docs/MODEL.md, CPUs)",
 )
 
 
