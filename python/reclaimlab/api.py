@@ -423,6 +423,13 @@ def shrinker_call(
                                     kswapd, nofs))
 
 
+def swapin_nr_pages(prev: int, offset: int, hits: int, max_pages: int, prev_win: int) -> int:
+    """The engine's swap-in readahead window in pages (6.1's `__swapin_nr_pages`): for a miss
+    at ``offset`` after one at ``prev``, ``hits`` readahead pages used since the last window of
+    ``prev_win`` pages, at most ``max_pages``."""
+    return int(_core.swapin_nr_pages(prev, offset, hits, max_pages, prev_win))
+
+
 def policies() -> dict[str, Any]:
     """The policy registry: every ``[policy]`` switch with its default and its variants.
 

@@ -19,7 +19,7 @@ import re
 from collections import Counter
 from typing import Any
 
-from .. import _core
+from .. import api
 from .ktrace import task_events
 
 EVENTS = ("swapin_lookup", "swapin_cluster", "swapin_read")
@@ -48,7 +48,7 @@ def window_rule(prev_slot: int, slot: int, hits: int, last_win: int, max_pages: 
     of at least 4; with no hit, 2 pages when the miss is next to ``prev_slot`` and 1 otherwise;
     at most ``max_pages`` (2^page-cluster) and never below half of ``last_win``. The engine's
     own function decides, so a guest's window judged by this rule is judged by the model's."""
-    return _core.swapin_nr_pages(prev_slot, slot, hits, max_pages, last_win)
+    return api.swapin_nr_pages(prev_slot, slot, hits, max_pages, last_win)
 
 
 def _bucket(value: int, bounds: tuple[int, ...]) -> str:
