@@ -31,11 +31,14 @@ anon = {{ size = "{mib}MiB", passes = 8, think = "200ns" }}
     run(&scn, &RunOptions::default(), &mut |_, _| true).unwrap()
 }
 
-fn cpus(out: &RunOutput) -> Vec<(f64, f64)> {
+/// summary.json's `cpus` rows.
+fn cpu_rows(out: &RunOutput) -> Vec<serde_json::Value> {
     let v: serde_json::Value = serde_json::from_str(&out.summary_json).unwrap();
-    v["cpus"]
-        .as_array()
-        .unwrap()
+    v["cpus"].as_array().unwrap().clone()
+}
+
+fn cpus(out: &RunOutput) -> Vec<(f64, f64)> {
+    cpu_rows(out)
         .iter()
         .map(|c| {
             (
@@ -88,10 +91,7 @@ fn one_shared_cpu_makes_two_threads_wait_and_run_longer() {
 
 /// Per CPU: (wake-up preemptions, tick preemptions, threads that came from another CPU).
 fn sched(out: &RunOutput) -> Vec<(u64, u64, u64)> {
-    let v: serde_json::Value = serde_json::from_str(&out.summary_json).unwrap();
-    v["cpus"]
-        .as_array()
-        .unwrap()
+    cpu_rows(out)
         .iter()
         .map(|c| {
             let n = |k: &str| c[k].as_u64().unwrap();

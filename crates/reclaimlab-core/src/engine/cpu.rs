@@ -259,7 +259,8 @@ impl Cpus {
     /// Actor `who`'s step that began at `now` on `cpu` cost `ns` of CPU time.
     #[inline]
     pub fn charge(&mut self, cpu: u32, now: u64, who: ActorId, ns: u64) {
-        if self.shared {
+        let shared = self.shared;
+        if shared {
             if let Some(v) = self.vruntime.get_mut(who as usize) {
                 *v += ns;
             }
@@ -267,7 +268,7 @@ impl Cpus {
         let c = self.slot(cpu);
         c.busy_ns += ns;
         c.busy_until = c.busy_until.max(now + ns);
-        if c.rq.curr == Some(who) {
+        if shared && c.rq.curr == Some(who) {
             c.rq.ran += ns;
         }
     }
@@ -549,30 +550,20 @@ mod tests {
         // Threads 0 and 1 compute on CPUs 0 and 1; thread 2 (home 0) wakes at 1 ms and waits
         // on CPU 0. Thread 1 sleeps at 3 ms: thread 2 runs on CPU 1 when its next ask comes
         // (the end of thread 0's step under way), not after thread 0's 8 ms turn.
-        let short: Behaviour =
-            Box::new(|t| (100_000, (t < 3 * MS - 100_000).then_some(t + 100_000)));
-        let (cpus, ran) = run_on(
-            vec![(0, hog()), (0, short), (MS, hog())],
-            5 * MS,
-            &[true, true, true],
-            true,
-            &[0, 1, 0],
-        );
+        // Thread 1 computes until 3 ms and sleeps for good.
+        let threads = || -> Vec<(u64, Behaviour)> {
+            let short: Behaviour =
+                Box::new(|t| (100_000, (t < 3 * MS - 100_000).then_some(t + 100_000)));
+            vec![(0, hog()), (0, short), (MS, hog())]
+        };
+        let (cpus, ran) = run_on(threads(), 5 * MS, &[true, true, true], true, &[0, 1, 0]);
         let first = ran.iter().find(|r| r.1 == 2).copied();
         assert_eq!(first, Some((3 * MS, 2, 1)));
         assert!(ran.iter().filter(|r| r.1 == 0).all(|r| r.2 == 0));
         // Thread 2 waited 2 ms on CPU 0.
         assert_eq!(cpus.cpu[0].runq_wait_ns, 2 * MS);
         // Pinned, it waits for CPU 0 until thread 0's turn ends at the 8 ms tick.
-        let short: Behaviour =
-            Box::new(|t| (100_000, (t < 3 * MS - 100_000).then_some(t + 100_000)));
-        let (_, ran) = run_on(
-            vec![(0, hog()), (0, short), (MS, hog())],
-            9 * MS,
-            &[true, true, true],
-            false,
-            &[0, 1, 0],
-        );
+        let (_, ran) = run_on(threads(), 9 * MS, &[true, true, true], false, &[0, 1, 0]);
         assert_eq!(ran.iter().find(|r| r.1 == 2).copied(), Some((8 * MS, 2, 0)));
     }
 }
